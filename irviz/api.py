@@ -1,0 +1,97 @@
+"""The Python API: the pipeline the CLI and the Sphinx extension are thin layers over.
+
+>>> import irviz
+>>> [view] = irviz.visualize("samples/decision_gate.py:MyCell")   # doctest: +SKIP
+>>> view.svg()          # bytes; in Jupyter the object shows itself as SVG
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from . import __version__
+from .analyses.futures import annotate_fork_waits
+from .frontends.capture import Capture, capture
+from .frontends.inputs import resolve_inputs
+from .frontends.loader import LoadResult, Target, load
+from .ir.build import build_graph
+from .render.dot import RenderOptions, to_dot
+
+__all__ = ["Visualization", "load", "capture", "build", "visualize", "RenderOptions"]
+
+#: version of the node-link JSON layout written by ``--format json``
+JSON_SCHEMA_VERSION = 1
+
+
+def build(cap: Capture) -> nx.DiGraph:
+    """The IR graph of a capture, with every analysis's facts annotated on it."""
+    G = build_graph(cap)
+    annotate_fork_waits(G)
+    return G
+
+
+@dataclass
+class Visualization:
+    """One captured model: its capture, its annotated IR graph, and its renderings."""
+
+    capture: Capture
+    graph: nx.DiGraph
+    options: RenderOptions = field(default_factory=RenderOptions)
+
+    @property
+    def name(self) -> str:
+        return self.capture.name
+
+    def notes(self) -> list[str]:
+        """Remarks shown in the picture: fallbacks and what torch warned about."""
+        notes = list(self.capture.notes)
+        for w in self.capture.warnings:
+            if w.category == "TracerWarning":
+                loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
+                notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
+        return notes
+
+    def dot(self, **overrides) -> str:
+        """DOT source (``overrides`` are :class:`RenderOptions` fields)."""
+        opts = RenderOptions(**{**self.options.__dict__, **overrides})
+        if not opts.notes:
+            opts.notes = self.notes()
+        if opts.title is None:
+            opts.title = self.capture.target.spec
+        return to_dot(self.graph, opts)
+
+    def svg(self, engine: str = "auto", **overrides) -> bytes:
+        """SVG bytes, laid out by Graphviz (``engine``: auto, dot or wasm)."""
+        from .render import engines  # the wasm engine is loaded only when used
+
+        return engines.render(self.dot(**overrides), "svg", engine)
+
+    def node_link(self) -> dict:
+        """The IR graph in networkx's node-link format (plus irviz metadata)."""
+        data = nx.node_link_data(self.graph, edges="edges")
+        data["graph"] = {**data["graph"], "irviz_version": __version__,
+                         "schema_version": JSON_SCHEMA_VERSION}
+        return data
+
+    def json(self) -> str:
+        return json.dumps(self.node_link(), indent=1, ensure_ascii=False) + "\n"
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        return self.svg().decode("utf-8")
+
+
+def visualize_target(target: Target, mode: str = "script", inputs: str | None = None,
+                     options: RenderOptions | None = None) -> Visualization:
+    """Capture one loaded target and build its graph."""
+    example = resolve_inputs(target, inputs)
+    cap = capture(target, mode, example)
+    return Visualization(cap, build(cap), options or RenderOptions())
+
+
+def visualize(spec: str, mode: str = "script", inputs: str | None = None,
+              options: RenderOptions | None = None) -> list[Visualization]:
+    """Load ``spec`` (see README: Targets) and visualize every model it names."""
+    result: LoadResult = load(spec)
+    return [visualize_target(t, mode, inputs, options) for t in result.targets]

@@ -1,0 +1,175 @@
+"""The ``irviz`` command line: a thin click layer over :mod:`irviz.api`.
+
+Status and errors go to stderr so stdout can carry DOT/JSON/SVG. Exit codes:
+0 success, 2 a user error (bad target, inputs, options, unwritable output, no
+Graphviz engine), 3 an internal irviz error (reported with ``--debug``).
+"""
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+import warnings
+from pathlib import Path
+
+warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+
+import click  # noqa: E402
+
+from . import __version__  # noqa: E402
+from .errors import IrvizError, UsageError  # noqa: E402
+
+FORMATS = ("svg", "dot", "json")
+INTERNAL_ERROR = 3
+
+
+def _fail(exc: BaseException, debug: bool) -> int:
+    if isinstance(exc, IrvizError):
+        click.echo(exc.format(), err=True)
+        if debug:
+            traceback.print_exception(exc, file=sys.stderr)
+        return exc.exit_code
+    click.echo(f"internal error: {type(exc).__name__}: {exc}", err=True)
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    else:
+        click.echo("this is a bug in irviz; run again with --debug for the traceback "
+                   "and report it", err=True)
+    return INTERNAL_ERROR
+
+
+def _output_paths(output: str | None, names: list[str], stem: str, fmt: str) -> list:
+    """Where each target's output goes: a Path, or None for stdout."""
+    from .files import check_writable_dir
+
+    def default_name(name: str) -> str:
+        return f"{stem}.{fmt}" if name == stem else f"{stem}.{name}.{fmt}"
+
+    if output == "-":
+        if len(names) != 1:
+            raise UsageError(f"-o - (stdout) takes one model, but the target names "
+                             f"{len(names)}: {', '.join(names)}",
+                             hint="pick one with FILE.py:NAME, or pass a directory to -o")
+        return [None]
+    if output is None:
+        if fmt != "svg" and len(names) == 1:
+            return [None]
+        check_writable_dir(Path("."))
+        return [Path(default_name(n)) for n in names]
+    path = Path(output)
+    if path.is_dir() or output.endswith(("/", "\\")):
+        check_writable_dir(path)
+        return [path / default_name(n) for n in names]
+    if len(names) != 1:
+        raise UsageError(f"-o {output} is one file, but the target names {len(names)} "
+                         f"models: {', '.join(names)}",
+                         hint="pass an existing directory to -o, or pick one model with "
+                              "FILE.py:NAME")
+    check_writable_dir(path.parent if str(path.parent) else Path("."))
+    if path.suffix and path.suffix[1:] != fmt and path.suffix[1:] in FORMATS:
+        raise UsageError(f"-o {output} ends in {path.suffix} but --format is {fmt}",
+                         hint=f"use --format {path.suffix[1:]} or name the file *.{fmt}")
+    return [path]
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="irviz")
+def main() -> None:
+    """irviz: see and check the TorchScript IR of your PyTorch models."""
+
+
+@main.command()
+@click.argument("target")
+@click.option("-o", "--output", metavar="PATH",
+              help="Output file, directory (one file per model) or - for stdout. "
+                   "Default: NAME.svg files in the current directory; DOT/JSON of a single "
+                   "model go to stdout.")
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="svg", show_default=True,
+              help="svg picture, dot source, or json (networkx node-link IR graph).")
+@click.option("--mode", type=click.Choice(["script", "trace", "auto"]), default="script",
+              show_default=True,
+              help="script keeps control flow; trace records one run (needs inputs); auto "
+                   "scripts and falls back to trace when scripting fails.")
+@click.option("--inputs", metavar="EXPR",
+              help='Example inputs, a Python expression with torch imported, e.g. '
+                   '"torch.rand(3, 4), torch.rand(3, 4)". Default: the file\'s '
+                   "example_inputs.")
+@click.option("--depth", type=click.IntRange(min=0), default=None,
+              help="Collapse module calls nested deeper than N into one box.  [default: "
+                   "no limit]")
+@click.option("--expand-library", is_flag=True,
+              help="Also expand torch.nn modules (drawn as one box by default).")
+@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+              show_default=True,
+              help="Graphviz: the dot binary, or the embedded WebAssembly build.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+def render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug):
+    """Render the TorchScript IR graph of the models in TARGET.
+
+    TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
+    package.module:NAME, or a saved TorchScript archive (.pt).
+    """
+    code = _render(target, output, fmt, mode, inputs, depth, expand_library, engine,
+                   quiet, debug)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug):
+    def say(text: str) -> None:
+        if not quiet:
+            click.echo(text, err=True)
+
+    try:
+        from . import api
+        from .files import write_atomic
+        from .render import engines
+        from .render.dot import RenderOptions
+
+        if fmt == "svg":
+            engine = engines.resolve_engine(engine)
+        loaded = api.load(target)
+        for name, reason in loaded.skipped:
+            say(f"skipped {name}: {reason}")
+        targets = loaded.targets
+        stem = Path(target.split(":", 1)[0]).stem if ":" in target or target.endswith(
+            (".py", ".pt")) else target.rsplit(".", 1)[-1]
+        paths = _output_paths(output, [t.name for t in targets], stem, fmt)
+    except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
+        return _fail(exc, debug)
+
+    options = RenderOptions(depth=depth, expand_library=expand_library)
+    failed = 0
+    for tgt, path in zip(targets, paths):
+        started = time.perf_counter()
+        try:
+            view = api.visualize_target(tgt, mode, inputs, options)
+            for note in view.capture.notes:
+                say(f"note: {tgt.spec}: {note}")
+            for w in view.capture.warnings:
+                say(f"{w.filename}:{w.lineno}: {w.category}: {w.message.splitlines()[0]}")
+            if fmt == "svg":
+                data = view.svg(engine)
+            elif fmt == "dot":
+                data = view.dot().encode("utf-8")
+            else:
+                data = view.json().encode("utf-8")
+            if path is None:
+                sys.stdout.buffer.write(data)
+            else:
+                write_atomic(path, data)
+                say(f"wrote {path} ({view.graph.number_of_nodes()} IR nodes, "
+                    f"{view.capture.mode}, {time.perf_counter() - started:.2f} s)")
+        except Exception as exc:  # noqa: BLE001
+            failed += 1
+            _fail(exc, debug)
+            if isinstance(exc, IrvizError):
+                continue
+            return INTERNAL_ERROR
+    return 2 if failed else 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,211 @@
+"""Capture: turn a loaded target into TorchScript (script, trace or as loaded).
+
+This is the only module that calls ``torch.jit.script`` / ``torch.jit.trace``.
+Every warning torch raises while capturing is recorded (torch's own filter
+that hides TracerWarnings from ``torch*``-named modules is overridden),
+attributed to the innermost frame of the user's file, de-duplicated and kept
+on the :class:`Capture` for later analyses; torch's DeprecationWarnings about
+TorchScript never reach the user's terminal.
+"""
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Iterator
+
+import torch
+
+from ..errors import CaptureError, InputsError
+from .loader import Target
+
+MODES = ("script", "trace", "auto")
+
+_TORCH_DIR = os.path.dirname(torch.__file__)
+
+
+@dataclass(frozen=True)
+class CapturedWarning:
+    """One warning torch raised while capturing, located in the user's code."""
+
+    category: str
+    message: str
+    filename: str
+    lineno: int
+    #: True when ``filename:lineno`` is a frame of the user's code (not torch's)
+    in_user_code: bool
+
+    @property
+    def location(self) -> str:
+        return f"{self.filename}:{self.lineno}"
+
+
+@dataclass
+class Capture:
+    """The TorchScript form of one target, and what happened while making it."""
+
+    target: Target
+    #: "script", "trace" or "archive" (what was actually done)
+    mode: str
+    #: a ScriptModule or ScriptFunction
+    scripted: Any
+    inputs: tuple | None
+    warnings: list[CapturedWarning] = field(default_factory=list)
+    #: human-readable remarks, e.g. the fallback from script to trace
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.target.name
+
+    @property
+    def graph(self) -> torch._C.Graph:
+        """The entry graph (``forward`` for modules)."""
+        return self.scripted.graph
+
+
+def _is_torch_frame(filename: str) -> bool:
+    return filename.startswith(_TORCH_DIR) or "<frozen" in filename
+
+
+def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None):
+    """Innermost frame in the user's file, else the innermost non-torch, non-irviz frame."""
+    irviz_dir = os.path.dirname(os.path.dirname(__file__))
+    if user_file is not None:
+        wanted = str(user_file)
+        for frame in reversed(stack):
+            if frame.filename == wanted:
+                return frame
+    for frame in reversed(stack):
+        if not _is_torch_frame(frame.filename) and not frame.filename.startswith(irviz_dir) \
+                and "warnings.py" not in frame.filename:
+            return frame
+    return None
+
+
+_DEPRECATION = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
+
+
+@contextlib.contextmanager
+def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]]:
+    """Record every warning raised inside the block, attributed to the user's code.
+
+    ``simplefilter("always")`` goes in front of torch's filters (which hide
+    TracerWarnings raised from modules named ``torch*``) and disables the
+    once-per-location de-duplication; we de-duplicate ourselves.
+    """
+    recorded: list[CapturedWarning] = []
+    seen: set[tuple] = set()
+
+    def showwarning(message, category, filename, lineno, file=None, line=None):
+        if issubclass(category, _DEPRECATION) and (
+                _is_torch_frame(filename) or "TorchScript" in str(message)
+                or "torch.jit" in str(message)):
+            return
+        in_user = not _is_torch_frame(filename)
+        if not in_user or (user_file is not None and filename != str(user_file)):
+            frame = _user_frame(traceback.extract_stack()[:-1], user_file)
+            if frame is not None and frame.lineno is not None:
+                filename, lineno, in_user = frame.filename, frame.lineno, True
+        text = str(message)
+        key = (category.__name__, text, filename, lineno)
+        if key in seen:
+            return
+        seen.add(key)
+        recorded.append(CapturedWarning(category.__name__, text, filename, int(lineno), in_user))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("always")
+        warnings.showwarning = showwarning
+        old_state = torch._C._jit_get_tracer_state_warn()
+        torch._C._jit_set_tracer_state_warn(True)
+        try:
+            yield recorded
+        finally:
+            torch._C._jit_set_tracer_state_warn(old_state)
+
+
+_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def _user_location(text: str) -> str | None:
+    """The last ``File "x.py", line N`` in torch's message that is not torch's own file."""
+    found = [m for m in _FILE_LINE.finditer(text) if not _is_torch_frame(m.group(1))]
+    if not found:
+        return None
+    m = found[-1] if len(found) == 1 else found[0]
+    return f"{m.group(1)}:{m.group(2)}"
+
+
+def _script(target: Target) -> Any:
+    obj = target.obj
+    if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return obj
+    try:
+        return torch.jit.script(obj)
+    except Exception as exc:  # torch raises many types for unsupported code
+        text = str(exc).strip()
+        where = _user_location(text)
+        first = text.splitlines()[0] if text else type(exc).__name__
+        raise CaptureError(
+            f"torch.jit.script failed on {target.spec}"
+            + (f" at {where}" if where else "") + f": {first}",
+            hint="the model uses Python that TorchScript cannot compile; "
+                 "try `--mode trace --inputs ...` (or `--mode auto`) to trace it instead",
+            detail=f"{type(exc).__name__}: {text}") from None
+
+
+def _trace(target: Target, inputs: tuple | None) -> Any:
+    if inputs is None:
+        raise InputsError(
+            f"--mode trace needs example inputs for {target.spec}",
+            hint='pass them with --inputs "torch.rand(3, 4), torch.rand(3, 4)" or define '
+                 "`example_inputs` in the model file (see README: Example inputs)")
+    obj = target.obj
+    if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return obj
+    try:
+        return torch.jit.trace(obj, inputs, check_trace=False)
+    except Exception as exc:
+        text = str(exc).strip()
+        first = text.splitlines()[0] if text else type(exc).__name__
+        frame = _user_frame(traceback.extract_tb(exc.__traceback__), target.source_file)
+        where = f" at {frame.filename}:{frame.lineno}" if frame else ""
+        raise CaptureError(
+            f"torch.jit.trace failed on {target.spec}{where}: {type(exc).__name__}: {first}",
+            hint="check that the example inputs match what forward() expects; "
+                 "`--mode script` needs no inputs",
+            detail=text if "\n" in text else None) from None
+
+
+def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -> Capture:
+    """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said."""
+    if mode not in MODES:
+        raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    notes: list[str] = []
+    with recording_warnings(target.source_file) as recorded:
+        if target.kind == "archive":
+            scripted, done = target.obj, "archive"
+            if mode == "trace":
+                notes.append("a saved archive is already TorchScript; shown as loaded")
+        elif mode == "trace":
+            scripted, done = _trace(target, inputs), "trace"
+        elif mode == "script":
+            scripted, done = _script(target), "script"
+        else:  # auto
+            try:
+                scripted, done = _script(target), "script"
+            except CaptureError as exc:
+                if inputs is None:
+                    raise
+                notes.append(f"scripting failed ({exc.message}); traced instead")
+                scripted, done = _trace(target, inputs), "trace"
+        if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
+                                                        torch.jit.ScriptFunction)):
+            notes.append("the target is already scripted; tracing it is a no-op")
+    return Capture(target=target, mode=done, scripted=scripted, inputs=inputs,
+                   warnings=list(recorded), notes=notes)

@@ -1,0 +1,400 @@
+"""Walk a captured TorchScript program into the irviz IR graph.
+
+Walks everything: top-level nodes, nested blocks of ``prim::If`` and
+``prim::Loop``, the targets of ``prim::CallMethod`` / ``prim::CallFunction``
+(recursively, keeping the module hierarchy) and the subgraphs of
+``prim::fork`` (which ``inlined_graph`` leaves alone). See
+:mod:`irviz.ir.model` for the vocabulary of the result.
+
+Dataflow across boundaries is connected directly: a callee's parameters are
+the caller's arguments, a call's results are the callee's returned values, a
+branch's yielded values flow to the consumers of the ``prim::If`` outputs, a
+loop's body parameters are produced by the ``prim::Loop`` node, and a fork
+task's inputs are produced by the ``prim::fork`` node. So the graph stays a
+DAG and every use has a definition.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+import torch
+
+from ..errors import GraphBuildError
+from ..frontends.capture import Capture
+from .model import demangle, tensor_info, value_info
+from .source import node_locations, source_line
+
+#: call nesting deeper than this is not a real model (TorchScript forbids recursion)
+MAX_CALL_DEPTH = 200
+
+
+@dataclass(frozen=True)
+class _ModuleRef:
+    """A value that is a submodule: calls on it are expanded, not drawn as nodes."""
+
+    path: str
+    obj: object
+
+    @property
+    def ref(self) -> str:
+        return f"module:{self.path}"
+
+
+@dataclass(frozen=True)
+class _FunctionRef:
+    qualname: str
+
+
+def _class_name(obj) -> str:
+    name = getattr(obj, "original_name", None)
+    return name or type(obj).__name__
+
+
+def _qualified_type(obj) -> str:
+    try:
+        return demangle(obj._c._type().qualified_name())
+    except Exception:  # not a ScriptModule
+        return type(obj).__qualname__
+
+
+def _join(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _attr_repr(node: torch._C.Node, name: str) -> str:
+    kind = node.kindOf(name)
+    if kind == "g":
+        return "<subgraph>"
+    try:
+        value = getattr(node, kind)(name)
+    except Exception:
+        return f"<{kind}>"
+    if isinstance(value, torch.Tensor):
+        if value.numel() == 1:
+            return repr(value.item())
+        return f"tensor({'×'.join(map(str, value.shape))})"
+    text = repr(value) if not isinstance(value, str) else value
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+class _Builder:
+    def __init__(self, capture: Capture):
+        self.capture = capture
+        self.G = nx.DiGraph()
+        self.blocks: dict[str, dict] = {}
+        self._python_cu = getattr(torch.jit._state, "_python_cu", None)
+
+    # -- containers --------------------------------------------------------------
+    def _container(self, cid: str, kind: str, parent: str | None, **meta) -> str:
+        self.blocks[cid] = {"kind": kind, "parent": parent, **meta}
+        return cid
+
+    # -- entry -------------------------------------------------------------------
+    def build(self) -> nx.DiGraph:
+        cap = self.capture
+        root = cap.scripted
+        graph = cap.graph
+        is_module = isinstance(root, torch.jit.ScriptModule)
+        env: dict[int, object] = {}
+        params = list(graph.inputs())
+        root_class = _class_name(root) if is_module else getattr(root, "name", cap.name)
+        self._container("root", "graph", None, owner=None, label=root_class,
+                        module="", **{"class": root_class}, depth=0)
+        if is_module:
+            env[params[0].unique()] = _ModuleRef("", root)
+            params = params[1:]
+        input_ids = []
+        for i, value in enumerate(params):
+            nid = f"in{i}"
+            info = value_info(value)
+            example = cap.inputs[i] if cap.inputs is not None and i < len(cap.inputs) else None
+            if isinstance(example, torch.Tensor) and info["shape"] is None:
+                info = {**tensor_info(example), "type": info["type"]}
+            info["name"] = value.debugName().split(".")[0]
+            self.G.add_node(nid, kind="prim::Param", label=info["name"], source=None,
+                            user_source=None, scope="", scope_class=root_class, block="root",
+                            subgraph_of=None, outputs=[info], inputs=[], attributes={},
+                            hidden=False)
+            env[value.unique()] = (nid,)
+            input_ids.append(nid)
+        outs = self._walk_graph_body(graph, env, "", "root", ("", root_class), None, depth=0)
+        self.G.add_node("out", kind="prim::Return", label="return", source=None,
+                        user_source=None, scope="", scope_class=root_class, block="root",
+                        subgraph_of=None, outputs=[], attributes={}, hidden=False,
+                        inputs=[self._ref_list(r) for r in outs])
+        for value, ref in zip(graph.outputs(), outs):
+            self._connect(ref, "out", value)
+        self.G.graph.update(
+            name=cap.name, mode=cap.mode, root_class=root_class,
+            source_file=str(cap.target.source_file) if cap.target.source_file else None,
+            inputs=input_ids, outputs=["out"], blocks=self.blocks)
+        return self.G
+
+    # -- walking -----------------------------------------------------------------
+    def _walk_graph_body(self, graph, env, prefix, block, scope, fork, depth):
+        self._walk_nodes(graph.nodes(), env, prefix, block, scope, fork, depth)
+        return [self._lookup(env, v) for v in graph.outputs()]
+
+    def _walk_nodes(self, nodes, env, prefix, block, scope, fork, depth):
+        for i, node in enumerate(nodes):
+            self._walk_node(node, f"{prefix}n{i}", env, block, scope, fork, depth)
+
+    def _lookup(self, env, value):
+        try:
+            return env[value.unique()]
+        except KeyError:
+            raise GraphBuildError(
+                f"value %{value.debugName()} is used before irviz saw its definition "
+                f"(produced by {value.node().kind()})",
+                hint="this is an irviz bug or an IR form it does not know; please report "
+                     "it with the model") from None
+
+    @staticmethod
+    def _ref_list(ref) -> list[str]:
+        if isinstance(ref, _ModuleRef):
+            return [ref.ref]
+        if isinstance(ref, _FunctionRef):
+            return [f"function:{ref.qualname}"]
+        return list(ref)
+
+    def _connect(self, ref, consumer: str, value) -> None:
+        if not isinstance(ref, tuple):
+            return
+        info = value_info(value)
+        for producer in ref:
+            if self.G.has_edge(producer, consumer):
+                self.G.edges[producer, consumer]["count"] += 1
+                continue
+            self.G.add_edge(producer, consumer, type=info["type"], shape=info["shape"],
+                            dtype=info["dtype"], count=1)
+
+    def _add_op(self, node, nid, env, block, scope, fork, *, label=None, hidden=False,
+                extra=None, inputs=None):
+        source, user_source = node_locations(node)
+        inputs = list(node.inputs()) if inputs is None else inputs
+        refs = [self._lookup(env, v) for v in inputs]
+        kind = node.kind()
+        attrs = {name: _attr_repr(node, name) for name in node.attributeNames()}
+        scope_path, scope_class = scope
+        self.G.add_node(
+            nid, kind=kind, label=label or kind.split("::")[-1], source=source,
+            arg_names=_arg_names(node),
+            user_source=user_source, scope=scope_path, scope_class=scope_class, block=block,
+            subgraph_of=fork, outputs=[value_info(o) for o in node.outputs()],
+            inputs=[self._ref_list(r) for r in refs], attributes=attrs, hidden=hidden,
+            **(extra or {}))
+        for value, ref in zip(inputs, refs):
+            self._connect(ref, nid, value)
+        for out in node.outputs():
+            env[out.unique()] = (nid,)
+        return refs
+
+    def _walk_node(self, node, nid, env, block, scope, fork, depth):
+        kind = node.kind()
+        scope_t = scope  # (module path, class name)
+        if kind == "prim::Constant":
+            out = node.output()
+            if out.type().kind() == "FunctionType":
+                env[out.unique()] = _FunctionRef(out.type().annotation_str)  # exact name: looked up
+                return
+            value = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
+            self._add_op(node, nid, env, block, scope_t, fork, label=value, hidden=True)
+            return
+        if kind == "prim::GetAttr":
+            owner = self._lookup(env, node.input())
+            name = node.s("name")
+            if isinstance(owner, _ModuleRef):
+                child = _child(owner.obj, name)
+                if isinstance(child, torch.jit.ScriptModule):
+                    env[node.output().unique()] = _ModuleRef(_join(owner.path, name), child)
+                    return
+                extra = {"target": _join(owner.path, name)}
+                self._add_op(node, nid, env, block, scope_t, fork, label=name, hidden=True,
+                             extra=extra)
+                if isinstance(child, torch.Tensor):
+                    self.G.nodes[nid]["outputs"] = [{**tensor_info(child, name),
+                                                     "type": "Tensor"}]
+                return
+            self._add_op(node, nid, env, block, scope_t, fork, label=name, hidden=True)
+            return
+        if kind == "prim::CallMethod":
+            self._call_method(node, nid, env, block, scope_t, fork, depth)
+            return
+        if kind == "prim::CallFunction":
+            self._call_function(node, nid, env, block, scope_t, fork, depth)
+            return
+        if kind == "prim::If":
+            self._if(node, nid, env, block, scope_t, fork, depth)
+            return
+        if kind == "prim::Loop":
+            self._loop(node, nid, env, block, scope_t, fork, depth)
+            return
+        if kind in ("prim::fork", "prim::awaitable"):
+            self._fork(node, nid, env, block, scope_t, fork, depth)
+            return
+        hidden = kind in ("prim::ListConstruct", "prim::TupleConstruct") and all(
+            i.node().kind() == "prim::Constant" for i in node.inputs()) and node.inputsSize() > 0
+        self._add_op(node, nid, env, block, scope_t, fork, hidden=hidden)
+
+    # -- calls -------------------------------------------------------------------
+    def _call_method(self, node, nid, env, block, scope, fork, depth):
+        args = list(node.inputs())
+        target = self._lookup(env, args[0])
+        name = node.s("name")
+        graph = _method_graph(target.obj, name) if isinstance(target, _ModuleRef) else None
+        if graph is None or depth >= MAX_CALL_DEPTH:
+            self._add_op(node, nid, env, block, scope, fork, label=f"{name}()")
+            return
+        cls = _class_name(target.obj)
+        source, user_source = node_locations(node)
+        cid = self._container(
+            f"{nid}/call", "method", block, owner=None, call_site=nid, module=target.path,
+            method=name, label=f"{target.path or '<root>'}: {cls}", depth=depth + 1,
+            qualified_type=_qualified_type(target.obj), source=source,
+            user_source=user_source, **{"class": cls})
+        callee_env: dict[int, object] = {}
+        params = list(graph.inputs())
+        callee_env[params[0].unique()] = target
+        for param, arg in zip(params[1:], args[1:]):
+            callee_env[param.unique()] = self._lookup(env, arg)
+        outs = self._walk_graph_body(graph, callee_env, f"{cid}/", cid, (target.path, cls),
+                                     fork, depth + 1)
+        self._bind_results(node, outs, env)
+
+    def _call_function(self, node, nid, env, block, scope, fork, depth):
+        args = list(node.inputs())
+        fn_ref = self._lookup(env, args[0])
+        fn = None
+        if isinstance(fn_ref, _FunctionRef) and self._python_cu is not None:
+            try:
+                fn = self._python_cu.find_function(fn_ref.qualname)
+            except RuntimeError:
+                fn = None
+        short = fn_ref.qualname.rsplit(".", 1)[-1] if isinstance(fn_ref, _FunctionRef) else "fn"
+        if fn is None or depth >= MAX_CALL_DEPTH:
+            self._add_op(node, nid, env, block, scope, fork, label=f"{short}()",
+                         inputs=args[1:])
+            return
+        source, user_source = node_locations(node)
+        cid = self._container(
+            f"{nid}/call", "function", block, owner=None, call_site=nid, module=scope[0],
+            method=short, label=f"{short}()", depth=depth + 1,
+            qualified_type=fn_ref.qualname, source=source, user_source=user_source,
+            **{"class": None})
+        callee_env: dict[int, object] = {}
+        for param, arg in zip(fn.graph.inputs(), args[1:]):
+            callee_env[param.unique()] = self._lookup(env, arg)
+        outs = self._walk_graph_body(fn.graph, callee_env, f"{cid}/", cid, scope, fork,
+                                     depth + 1)
+        self._bind_results(node, outs, env)
+
+    def _bind_results(self, node, outs, env):
+        outputs = list(node.outputs())
+        if len(outs) == len(outputs):
+            for value, ref in zip(outputs, outs):
+                env[value.unique()] = ref
+        else:  # a traced call that returns nothing useful (e.g. NoneType)
+            for value in outputs:
+                env[value.unique()] = ()
+
+    # -- control flow ------------------------------------------------------------
+    def _if(self, node, nid, env, block, scope, fork, depth):
+        source, _ = node_locations(node)
+        self._add_op(node, nid, env, block, scope, fork, label="if",
+                     extra={"code": source_line(source)})
+        yields = []
+        for k, (sub, kind) in enumerate(zip(node.blocks(), ("if.then", "if.else"))):
+            cid = self._container(f"{nid}/b{k}", kind, block, owner=nid,
+                                  label="then" if k == 0 else "else")
+            self._walk_nodes(sub.nodes(), env, f"{cid}/", cid, scope, fork, depth)
+            yields.append([self._lookup(env, v) for v in sub.outputs()])
+        for i, value in enumerate(node.outputs()):
+            merged: list[str] = []
+            for branch in yields:
+                ref = branch[i]
+                for p in ref if isinstance(ref, tuple) else ():
+                    if p not in merged:
+                        merged.append(p)
+            env[value.unique()] = tuple(merged)
+        self.G.nodes[nid]["branch_yields"] = [[self._ref_list(r) for r in b] for b in yields]
+
+    def _loop(self, node, nid, env, block, scope, fork, depth):
+        source, _ = node_locations(node)
+        trip = node.inputsAt(0)
+        trip_node = trip.node()
+        if trip_node.kind() == "prim::Constant":
+            try:
+                trip_count = int(trip.toIValue())
+            except Exception:
+                trip_count = None
+            if trip_count == 9223372036854775807:
+                trip_count = "while"
+        else:
+            trip_count = trip_node.kind().split("::")[-1]
+        self._add_op(node, nid, env, block, scope, fork, label="loop",
+                     extra={"code": source_line(source), "trip_count": trip_count})
+        body = next(iter(node.blocks()))
+        cid = self._container(f"{nid}/b0", "loop.body", block, owner=nid, label="body")
+        for param in body.inputs():
+            env[param.unique()] = (nid,)
+        self._walk_nodes(body.nodes(), env, f"{cid}/", cid, scope, fork, depth)
+        carried = [self._lookup(env, v) for v in list(body.outputs())[1:]]
+        for value, ref in zip(node.outputs(), carried):
+            env[value.unique()] = ref if isinstance(ref, tuple) and ref else (nid,)
+
+    def _fork(self, node, nid, env, block, scope, fork, depth):
+        args = list(node.inputs())
+        refs = [self._lookup(env, v) for v in args]
+        value_args = [v for v, r in zip(args, refs) if isinstance(r, tuple)]
+        source, user_source = node_locations(node)
+        self._add_op(node, nid, env, block, scope, fork, label="fork", inputs=value_args,
+                     extra={"code": source_line(source)})
+        # module arguments are recorded too, so the callee is known
+        self.G.nodes[nid]["inputs"] = [self._ref_list(r) for r in refs]
+        kind = "fork.task" if node.kind() == "prim::fork" else "await.task"
+        sub = node.g("Subgraph")
+        cid = self._container(f"{nid}/task", kind, block, owner=nid, label="task",
+                              source=source, user_source=user_source)
+        task_env: dict[int, object] = {}
+        for param, ref in zip(sub.inputs(), refs):
+            task_env[param.unique()] = ref if isinstance(ref, _ModuleRef) else (nid,)
+        outs = self._walk_graph_body(sub, task_env, f"{cid}/", cid, scope, nid, depth)
+        self.G.nodes[nid]["task_returns"] = [p for r in outs for p in self._ref_list(r)]
+
+
+def _arg_names(node: torch._C.Node) -> list[str] | None:
+    """Argument names from the operator schema, to label folded constants."""
+    try:
+        schema = node.schema()
+    except RuntimeError:
+        return None
+    if schema == "(no schema)":
+        return None
+    try:
+        return [a.name for a in torch._C.parse_schema(schema).arguments]
+    except RuntimeError:
+        return None
+
+
+def _method_graph(module, name: str):
+    """The graph of ``module.name`` for scripted, traced and loaded modules alike."""
+    try:
+        return module._c._get_method(name).graph
+    except (AttributeError, RuntimeError):
+        return getattr(getattr(module, name, None), "graph", None)
+
+
+def _child(module, name: str):
+    modules = getattr(module, "_modules", None)
+    if modules is not None and name in modules:
+        return modules[name]
+    try:
+        return getattr(module, name)
+    except Exception:
+        return None
+
+
+def build_graph(capture: Capture) -> nx.DiGraph:
+    """The IR graph of a capture (see :mod:`irviz.ir.model`)."""
+    return _Builder(capture).build()

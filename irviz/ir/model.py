@@ -1,0 +1,105 @@
+"""The IR graph's vocabulary: what irviz puts into its networkx DiGraph.
+
+The graph is a ``networkx.DiGraph`` built by :mod:`irviz.ir.build`; one node
+per TorchScript operation (every node of every block, method body and fork
+subgraph, with method calls expanded in place), one edge per producer ->
+consumer value use.
+
+Node ids are stable and deterministic: they follow the position of the node
+in its container, not TorchScript's ``%123`` debug names. ``n4`` is the fifth
+node of the entry graph; ``n4/b1/n0`` the first node of block 1 of ``n4``
+(a ``prim::If`` else-branch); ``n2/call/n3`` a node of the method that call
+site ``n2`` invokes; ``n7/task/n0`` a node of the subgraph that fork ``n7``
+runs. Graph inputs are ``in0, in1, ...``; the graph output is ``out``.
+
+Node attributes (all JSON-serialisable):
+
+``kind``         TorchScript kind (``aten::add``, ``prim::If``, ``prim::fork``);
+                 graph inputs are ``prim::Param``, the graph output ``prim::Return``.
+``label``        short display name (``add``, ``If``, ``x``).
+``source``       ``file:line:col`` of the node (1-based column), or None.
+``user_source``  innermost location outside torch's own files, or None.
+``scope``        module path of the method the node is in (``""`` = root,
+                 ``models.0.cell_f``); ``scope_class`` its class name.
+``block``        id of the owning container (see below).
+``subgraph_of``  id of the innermost ``prim::fork`` whose task contains the node.
+``outputs``      list of ``{"name", "type", "shape", "dtype"}``, one per output.
+``inputs``       producer ids of each input, in order (a list per input: an
+                 ``If`` output has one producer per branch); module values
+                 are ``"module:<path>"``.
+``attributes``   TorchScript node attributes as strings (``value``, ``name``).
+``hidden``       True for nodes the picture folds into their consumers
+                 (constants, ``prim::GetAttr`` of parameters, constant lists).
+``code``         source line text for control-flow nodes (``if x.sum() > 0:``).
+``trip_count``   for ``prim::Loop``: an int, or a description of the producer.
+``task_returns`` for ``prim::fork``: producer ids of the task's result.
+
+Graph attributes: ``name``, ``mode`` (``script``/``trace``/``archive``),
+``root_class``, ``source_file``, ``inputs`` / ``outputs`` (node ids) and
+``blocks``: container id -> ``{"kind", "parent", "owner", "label", ...}``.
+Container kinds: ``graph`` (the entry graph, id ``root``), ``method`` and
+``function`` (an expanded call; ``module``, ``class``, ``method``,
+``call_site``, ``depth``), ``if.then`` / ``if.else``, ``loop.body``,
+``fork.task`` and ``await.task`` (owner = the If/Loop/fork node).
+"""
+from __future__ import annotations
+
+import re
+
+import torch
+
+_MANGLE = re.compile(r"___torch_mangle_\d+\.")
+
+
+def demangle(type_name: str) -> str:
+    """Drop TorchScript's per-process ``___torch_mangle_N.`` (keeps output deterministic)."""
+    return _MANGLE.sub("", type_name)
+
+
+CONTAINER_KINDS = ("graph", "method", "function", "if.then", "if.else",
+                   "loop.body", "fork.task", "await.task")
+CALL_KINDS = ("method", "function")
+TASK_KINDS = ("fork.task", "await.task")
+#: node kinds that only carry a value into their consumers
+CONSTANT_KINDS = ("prim::Constant",)
+
+_DTYPES = {
+    "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+    "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
+    "Bool": "bool", "ComplexFloat": "complex64", "ComplexDouble": "complex128",
+}
+
+
+def value_info(value: torch._C.Value) -> dict:
+    """Type, shape and dtype of a TorchScript value (shape/dtype None when unknown)."""
+    ty = value.type()
+    shape = dtype = None
+    if ty.kind() == "TensorType":
+        try:
+            sizes = ty.sizes()
+        except RuntimeError:
+            sizes = None
+        shape = list(sizes) if sizes is not None else None
+        scalar = ty.scalarType()
+        dtype = _DTYPES.get(scalar, scalar.lower()) if scalar else None
+    name = value.debugName()
+    return {"name": name.split(".")[0] if name and not name[0].isdigit() else None,
+            "type": demangle(ty.annotation_str if hasattr(ty, "annotation_str") else str(ty)),
+            "shape": shape, "dtype": dtype}
+
+
+def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:
+    """The same record for a real tensor (example inputs, parameters)."""
+    return {"name": name, "type": "Tensor", "shape": list(tensor.shape),
+            "dtype": str(tensor.dtype).replace("torch.", "")}
+
+
+def format_shape(info: dict) -> str | None:
+    """``3×4 float32`` style text for a value record, or None if unknown."""
+    shape, dtype = info.get("shape"), info.get("dtype")
+    if shape is None and dtype is None:
+        return None
+    dims = "×".join("?" if d is None else str(d) for d in shape) if shape is not None else "?"
+    if shape == []:
+        dims = "scalar"
+    return f"{dims} {dtype}" if dtype else dims

@@ -1,0 +1,475 @@
+"""IR graph (+ annotations) -> DOT source. Pure Python, deterministic.
+
+Reads the graph and the facts analyses wrote on it; never recomputes them.
+Layout rules that keep ``dot`` fast and the picture readable (see the
+README's architecture section for the measurements behind them):
+
+* constants, parameter ``GetAttr`` and constant lists are folded into their
+  consumer's label and tooltip, never drawn as nodes (they fan out to
+  hundreds of consumers and make ``dot`` explode);
+* shapes go into node labels, types into tooltips: no edge labels;
+* module calls are nested clusters; a module deeper than ``depth`` (and,
+  unless asked, a ``torch.nn`` library module) is one box with its op count;
+* a value used far from where it is defined gets a small per-use "ghost"
+  copy next to the consumer instead of one long edge.
+"""
+from __future__ import annotations
+
+import html
+import os
+from dataclasses import dataclass, field
+
+import networkx as nx
+
+from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape
+from ..ir.source import short_location, source_line, split_location
+from .style import CLUSTER_STYLE, EDGE_STYLE, FONT, LEGEND, NODE_STYLE, node_category
+
+#: drawn nodes an edge may skip before its source is drawn again as a ghost
+GHOST_SPAN = 60
+#: folded constants shown in a label before "..."
+MAX_FOLDED = 3
+
+
+@dataclass
+class RenderOptions:
+    """What to draw. ``depth`` None = every module expanded."""
+
+    depth: int | None = None
+    expand_library: bool = False
+    title: str | None = None
+    #: paths in labels/tooltips are shown relative to this directory
+    source_root: str | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+def _q(text: str) -> str:
+    """A DOT double-quoted string (escapes quotes, backslashes, newlines)."""
+    text = "".join(ch if ch >= " " or ch == "\n" else "?" for ch in str(text))
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _h(text) -> str:
+    """Text for an HTML-like label."""
+    text = "".join(ch if ch >= " " else "?" for ch in str(text))
+    return html.escape(text, quote=True)
+
+
+def _attrs(attrs: dict) -> str:
+    parts = []
+    for key, value in attrs.items():
+        if value is None or value == "":
+            continue
+        if key == "label" and isinstance(value, str) and value.startswith("<") \
+                and value.endswith(">"):
+            parts.append(f"label={value}")
+        else:
+            parts.append(f"{key}={_q(value)}")
+    return "[" + ", ".join(parts) + "]"
+
+
+def _truncate(text: str, width: int = 48) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+class _DotWriter:
+    def __init__(self, G: nx.DiGraph, options: RenderOptions):
+        self.G = G
+        self.opt = options
+        self.blocks: dict[str, dict] = G.graph["blocks"]
+        self.root_dir = options.source_root or (
+            os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
+        self.collapsed = self._collapsed_containers()
+        self.rep = {n: self._representative(n) for n in G}
+        self.lines: list[str] = []
+
+    # -- what is drawn -----------------------------------------------------------
+    def _chain(self, block: str) -> list[str]:
+        """Container ids from the root down to ``block``."""
+        chain = []
+        while block is not None:
+            chain.append(block)
+            block = self.blocks[block]["parent"]
+        return chain[::-1]
+
+    def _is_library(self, info: dict) -> bool:
+        qual = info.get("qualified_type") or ""
+        return ".torch.nn." in qual or qual.startswith("torch.nn.")
+
+    def _collapsed_containers(self) -> dict[str, str]:
+        """container id -> id of the outermost collapsed call container above it."""
+        out: dict[str, str] = {}
+        for cid in self.blocks:
+            for anc in self._chain(cid):
+                info = self.blocks[anc]
+                if info["kind"] not in CALL_KINDS:
+                    continue
+                too_deep = self.opt.depth is not None and info["depth"] > self.opt.depth
+                library = not self.opt.expand_library and self._is_library(info)
+                if too_deep or library:
+                    out[cid] = anc
+                    break
+        return out
+
+    def _representative(self, node: str) -> str | None:
+        data = self.G.nodes[node]
+        box = self.collapsed.get(data["block"])
+        if box is not None:
+            return f"box:{box}"
+        if data.get("hidden"):
+            return None
+        return node
+
+    def _loc(self, location: str | None) -> str | None:
+        return short_location(location, self.root_dir)
+
+    # -- labels ------------------------------------------------------------------
+    def _const_text(self, node: str) -> str:
+        data = self.G.nodes[node]
+        if data["kind"] == "prim::Constant":
+            return data["label"]
+        if data["kind"] == "prim::GetAttr":
+            shape = format_shape(data["outputs"][0]) if data["outputs"] else None
+            return f"{data['label']}: {shape}" if shape else data["label"]
+        if data["kind"] in ("prim::ListConstruct", "prim::TupleConstruct"):
+            items = [self._const_text(p[0]) for p in data["inputs"] if p]
+            bracket = "[]" if data["kind"] == "prim::ListConstruct" else "()"
+            return bracket[0] + ", ".join(items) + bracket[1]
+        return data["label"]
+
+    def _folded(self, node: str) -> list[str]:
+        """``name=value`` for each input folded into this node's label."""
+        data = self.G.nodes[node]
+        names = data.get("arg_names") or []
+        out = []
+        for i, producers in enumerate(data["inputs"]):
+            if len(producers) != 1 or producers[0] not in self.G:
+                continue
+            producer = producers[0]
+            if self.rep[producer] is not None:
+                continue
+            value = self._const_text(producer)
+            if value == "None":
+                continue
+            name = names[i] if i < len(names) else None
+            out.append(f"{name}={value}" if name else value)
+        return out
+
+    def _op_label(self, node: str) -> str:
+        data = self.G.nodes[node]
+        kind = data["kind"]
+        title = data["label"]
+        rows = []
+        if kind == "prim::Param":
+            title = data["label"]
+        elif kind == "prim::If":
+            title = "if " + _truncate(_strip_keyword(data.get("code"), "if") or "…", 36)
+        elif kind == "prim::Loop":
+            trip = data.get("trip_count")
+            title = "loop"
+            rows.append(_truncate(data.get("code") or "", 40))
+            if trip is not None:
+                rows.append(f"trip count: {trip}")
+        elif kind in ("prim::fork", "prim::awaitable"):
+            title = "fork" if kind == "prim::fork" else "awaitable"
+            callee = self._task_callee(node)
+            if callee:
+                rows.append(f"→ {callee}")
+        shapes = [format_shape(o) for o in data["outputs"]]
+        shapes = [s for s in shapes if s]
+        if shapes:
+            rows.append(_truncate(", ".join(shapes), 40))
+        elif kind == "prim::Param" and data["outputs"]:
+            rows.append(data["outputs"][0]["type"])
+        folded = self._folded(node)
+        if folded:
+            more = "…" if len(folded) > MAX_FOLDED else ""
+            rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
+        cells = [f"<B>{_h(title)}</B>"]
+        cells += [f'<FONT POINT-SIZE="9" COLOR="#455a64">{_h(r)}</FONT>' for r in rows if r]
+        return "<" + "<BR/>".join(cells) + ">"
+
+    def _task_callee(self, fork: str) -> str | None:
+        task = f"{fork}/task"
+        for cid, info in self.blocks.items():
+            if info["parent"] == task and info["kind"] in CALL_KINDS:
+                return info["label"].split(":")[0] + (
+                    f".{info['method']}" if info.get("method") not in (None, "forward")
+                    else "") if info["kind"] == "method" else info["label"]
+        return None
+
+    def _tooltip(self, node: str) -> str:
+        data = self.G.nodes[node]
+        lines = [data["kind"]]
+        loc = data.get("user_source") or data.get("source")
+        if loc:
+            lines.append(f"source: {self._loc(loc)}")
+            text = source_line(loc)
+            if text:
+                lines.append(f"  {_truncate(text, 80)}")
+        if data.get("source") and data.get("user_source") != data.get("source"):
+            lines.append(f"op defined at: {self._loc(data['source'])}")
+        scope = data.get("scope")
+        lines.append(f"scope: {scope or '<root>'} ({data.get('scope_class')})")
+        for i, out in enumerate(data["outputs"]):
+            shape = format_shape(out)
+            name = f"{out['name']}: " if out.get("name") else ""
+            lines.append(f"out{i}: {name}{out['type']}" + (f" [{shape}]" if shape else ""))
+        folded = self._folded(node)
+        if folded:
+            lines.append("args: " + ", ".join(folded))
+        if "irviz.waits" in data:
+            waits = data["irviz.waits"]
+            lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
+                                                  or w for w in waits) or "never waited"))
+        return "\n".join(lines)
+
+    # -- emit --------------------------------------------------------------------
+    def emit(self) -> str:
+        G = self.G
+        out = self.lines
+        out.append(f"digraph {_q(G.graph.get('name') or 'irviz')} {{")
+        out.append(f"  graph {_attrs({'rankdir': 'TB', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self._title_label(), 'tooltip': G.graph.get('name') or 'irviz'})};")
+        out.append(f"  node {_attrs({'fontname': FONT, 'fontsize': '11', 'margin': '0.12,0.04', 'height': '0.3'})};")
+        out.append(f"  edge {_attrs({'fontname': FONT, 'fontsize': '9', 'arrowsize': '0.6'})};")
+        self._emit_container("root", "  ")
+        self._emit_edges()
+        out.append("}")
+        return "\n".join(out) + "\n"
+
+    def _title_label(self) -> str:
+        G = self.G
+        title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
+        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}"><B>{_h(title)}</B>'
+                f' <FONT COLOR="#607d8b">({_h(G.graph.get("mode"))})</FONT></TD></TR>']
+        for note in self.opt.notes:
+            rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}">'
+                        f'<FONT COLOR="#c62828">{_h(_truncate(note, 140))}</FONT></TD></TR>')
+        cells = []
+        for category, text in LEGEND:
+            style = NODE_STYLE[category]
+            cells.append(f'<TD BGCOLOR="{style["fillcolor"]}" COLOR="{style["color"]}">'
+                         f'<FONT POINT-SIZE="9">{_h(text)}</FONT></TD>')
+        rows.append("<TR>" + "".join(cells) + "</TR>")
+        edge_cells = ('<TR><TD ALIGN="LEFT" COLSPAN="%d"><FONT POINT-SIZE="9" COLOR="#b34700">'
+                      '- - ▸ future (fork → wait)   ━▸ task result   </FONT>'
+                      '<FONT POINT-SIZE="9" COLOR="#455a64">dashed box: module call · '
+                      'yellow: if/loop · orange: forked task · hover for source</FONT>'
+                      '</TD></TR>' % len(LEGEND))
+        rows.append(edge_cells)
+        return ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
+                + "".join(rows) + "</TABLE>>")
+
+    def _children(self) -> dict[str, list[str]]:
+        kids: dict[str, list[str]] = {cid: [] for cid in self.blocks}
+        for cid, info in self.blocks.items():
+            if info["parent"] is not None:
+                kids[info["parent"]].append(cid)
+        return kids
+
+    def _emit_container(self, cid: str, indent: str) -> None:
+        if not hasattr(self, "_kids"):
+            self._kids = self._children()
+            self._members: dict[str, list[str]] = {c: [] for c in self.blocks}
+            for node, data in self.G.nodes(data=True):
+                self._members[data["block"]].append(node)
+            self._emitted_boxes: set[str] = set()
+        # nodes that own blocks are wrapped together with their blocks
+        owned = {}
+        for child in self._kids[cid]:
+            owner = self.blocks[child].get("owner")
+            if owner is not None:
+                owned.setdefault(owner, []).append(child)
+        for node in self._members[cid]:
+            if node in owned and self.rep[node] == node:
+                self._emit_control(node, owned[node], indent)
+            else:
+                self._emit_node(node, indent)
+        for child in self._kids[cid]:
+            info = self.blocks[child]
+            if info.get("owner") is not None:
+                continue
+            if child in self.collapsed and self.collapsed[child] == child:
+                self._emit_box(child, indent)
+            elif child not in self.collapsed:
+                self._emit_call_cluster(child, indent)
+
+    def _emit_node(self, node: str, indent: str) -> None:
+        rep = self.rep[node]
+        if rep != node:
+            return
+        data = self.G.nodes[node]
+        category = node_category(data["kind"])
+        attrs = dict(NODE_STYLE[category])
+        attrs.update(label=self._op_label(node), tooltip=self._tooltip(node),
+                     id=f"irviz:{node}", **{"class": f"irviz-{category}"})
+        if data.get("irviz.frozen"):
+            attrs["color"] = CLUSTER_STYLE["frozen"]["color"]
+            attrs["penwidth"] = "2"
+        self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")
+
+    def _emit_box(self, cid: str, indent: str) -> None:
+        info = self.blocks[cid]
+        members = [n for n, r in self.rep.items() if r == f"box:{cid}"]
+        ops = sum(1 for n in members if not self.G.nodes[n].get("hidden"))
+        label = (f"<<B>{_h(info['label'])}</B><BR/>"
+                 f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}</FONT>>')
+        tooltip = [f"{info['kind']} call: {info['label']}",
+                   f"type: {info.get('qualified_type')}"]
+        if info.get("user_source"):
+            tooltip.append(f"called at: {self._loc(info['user_source'])}")
+        tooltip.append(f"collapsed: {ops} operations inside")
+        attrs = dict(NODE_STYLE["module"])
+        attrs.update(label=label, tooltip="\n".join(tooltip), id=f"irviz:box:{cid}",
+                     **{"class": "irviz-module"})
+        self.lines.append(f"{indent}{_q('box:' + cid)} {_attrs(attrs)};")
+
+    def _cluster_head(self, cid: str, kind: str, label: str, tooltip: str, indent: str,
+                      frozen: bool = False) -> None:
+        style = dict(CLUSTER_STYLE[kind])
+        if frozen:
+            style.update(CLUSTER_STYLE["frozen"])
+        self.lines.append(f"{indent}subgraph {_q('cluster_' + cid)} {{")
+        attrs = {"label": label, "tooltip": tooltip, "fontsize": "10", "labeljust": "l",
+                 "margin": "8", "id": f"irviz:cluster:{cid}", **style}
+        for key, value in attrs.items():
+            if value:
+                self.lines.append(f"{indent}  {key}={value if key == 'label' and value.startswith('<') else _q(value)};")
+
+    def _emit_call_cluster(self, cid: str, indent: str) -> None:
+        info = self.blocks[cid]
+        where = self._loc(info.get("user_source"))
+        label = f"<<B>{_h(info['label'])}</B>"
+        if info.get("method") not in (None, "forward") and info["kind"] == "method":
+            label += f" <FONT POINT-SIZE=\"9\">.{_h(info['method'])}()</FONT>"
+        label += ">"
+        frozen = info.get("irviz.frozen")
+        if frozen:
+            label = label[:-1] + f'<BR/><FONT COLOR="#c62828" POINT-SIZE="9">{_h(frozen)}</FONT>>'
+        self._cluster_head(cid, info["kind"], label,
+                           f"{info['label']}" + (f" (called at {where})" if where else ""),
+                           indent, frozen=bool(frozen))
+        self._emit_container(cid, indent + "  ")
+        self.lines.append(f"{indent}}}")
+
+    def _emit_control(self, node: str, blocks: list[str], indent: str) -> None:
+        data = self.G.nodes[node]
+        kind = {"prim::If": "if", "prim::Loop": "loop"}.get(data["kind"], "fork")
+        where = self._loc(data.get("user_source") or data.get("source"))
+        code = data.get("code") or data["kind"]
+        label = f"<<B>{_h(_truncate(code, 60))}</B>"
+        if where:
+            label += f' <FONT POINT-SIZE="9">{_h(where)}</FONT>'
+        label += ">"
+        self._cluster_head(f"ctl:{node}", kind, label, f"{data['kind']} at {where}", indent)
+        self._emit_node(node, indent + "  ")
+        for cid in blocks:
+            info = self.blocks[cid]
+            sub_label = info["label"]
+            if info["kind"] in TASK_KINDS:
+                sub_label = "forked task (runs in parallel until its wait)"
+            self._cluster_head(cid, info["kind"], sub_label, sub_label, indent + "  ")
+            before = len(self.lines)
+            self._emit_container(cid, indent + "    ")
+            drawn_inside = any(" [" in line and not line.strip().startswith(("subgraph", "label", "}"))
+                               for line in self.lines[before:])
+            if not drawn_inside:
+                placeholder = f"{cid}/empty"
+                text = "passes its input through" if info["kind"].startswith("if") else "empty"
+                attrs = dict(NODE_STYLE["empty"])
+                attrs.update(label=text, fontsize="9", fontcolor="#757575",
+                             tooltip=f"{info['label']}: no operations")
+                self.lines.append(f"{indent}    {_q(placeholder)} {_attrs(attrs)};")
+                self._control_edges.append((node, placeholder))
+            else:
+                first = self._first_drawn(cid)
+                if first and first != node:
+                    self._control_edges.append((node, first))
+            self.lines.append(f"{indent}  }}")
+        self.lines.append(f"{indent}}}")
+
+    def _first_drawn(self, cid: str) -> str | None:
+        prefix = cid + "/"
+        for n in self.G:
+            if n.startswith(prefix):
+                rep = self.rep[n]
+                if rep is not None:
+                    return rep
+        return None
+
+    _control_edges: list
+
+    def _edge_kind(self, u: str, v: str, data: dict) -> str:
+        t = data.get("type") or ""
+        return "future" if ("Future[" in t or "Await[" in t) else "data"
+
+    def _emit_edges(self) -> None:
+        G = self.G
+        position: dict[str, int] = {}
+        for n in G:
+            rep = self.rep[n]
+            if rep is not None and rep not in position:
+                position[rep] = len(position)
+        seen: set[tuple[str, str]] = set()
+        ghosts = 0
+        for u, v, data in G.edges(data=True):
+            ru, rv = self.rep[u], self.rep[v]
+            if ru is None or rv is None or ru == rv or (ru, rv) in seen:
+                continue
+            seen.add((ru, rv))
+            kind = self._edge_kind(u, v, data)
+            attrs = dict(EDGE_STYLE[kind])
+            shape = format_shape(data)
+            attrs["tooltip"] = (data.get("type") or "") + (f" [{shape}]" if shape else "")
+            src = ru
+            if position.get(rv, 0) - position.get(ru, 0) > GHOST_SPAN and G.out_degree(u) > 1:
+                ghosts += 1
+                src = f"ghost:{ghosts}:{ru}"
+                ghost = dict(NODE_STYLE["op"])
+                ghost.update(style="rounded,dashed", color="#90a4ae", fontcolor="#607d8b",
+                             fontsize="9", label=f"↺ {self._ghost_label(ru)}",
+                             tooltip=f"same value as {ru} (drawn again to avoid a long edge)")
+                self.lines.append(f"  {_q(src)} {_attrs(ghost)};")
+                attrs.update(EDGE_STYLE["ghost"])
+            self.lines.append(f"  {_q(src)} -> {_q(rv)} {_attrs(attrs)};")
+        for u, v in self._control_edges:
+            self.lines.append(f"  {_q(u)} -> {_q(v)} {_attrs(EDGE_STYLE['control'])};")
+        # fork -> wait pairings (from analyses.futures) and task results
+        for node, data in G.nodes(data=True):
+            if "irviz.waits" not in data or self.rep[node] != node:
+                continue
+            results = [self.rep[r] for r in data.get("task_returns", []) if r in self.rep]
+            for wait in data["irviz.waits"]:
+                rw = self.rep[wait]
+                if rw is None:
+                    continue
+                if (node, rw) not in seen:
+                    seen.add((node, rw))
+                    self.lines.append(f"  {_q(node)} -> {_q(rw)} "
+                                      f"{_attrs({**EDGE_STYLE['pairing'], 'tooltip': 'future waited here'})};")
+                for r in results:
+                    if r and r != rw and (r, rw) not in seen:
+                        seen.add((r, rw))
+                        self.lines.append(f"  {_q(r)} -> {_q(rw)} "
+                                          f"{_attrs({**EDGE_STYLE['result'], 'constraint': 'false', 'tooltip': 'task result'})};")
+
+    def _ghost_label(self, rep: str) -> str:
+        if rep.startswith("box:"):
+            return self.blocks[rep[4:]]["label"]
+        return self.G.nodes[rep]["label"]
+
+
+def _strip_keyword(code: str | None, keyword: str) -> str | None:
+    if not code:
+        return None
+    code = code.strip()
+    if code.startswith(keyword + " "):
+        code = code[len(keyword) + 1:]
+    return code.rstrip(":")
+
+
+def to_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> str:
+    """DOT source for an IR graph; the same graph and options give the same bytes."""
+    writer = _DotWriter(G, options or RenderOptions())
+    writer._control_edges = []
+    return writer.emit()
