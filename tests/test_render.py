@@ -1,0 +1,118 @@
+"""The picture: golden DOT for the seed models, structure of the DOT, SVG from both engines."""
+from __future__ import annotations
+
+import re
+import shutil
+import xml.etree.ElementTree as ET
+
+import pytest
+
+from conftest import GOLDENS, one, requires_dot
+
+GOLDEN_CASES = [
+    ("decision_gate.py:MyCell", "script"),
+    ("decision_gate.py:MyCell", "trace"),
+    ("my_cell.py:MyLinearCell", "script"),
+    ("rnn_loop.py:WrapRNN", "trace"),
+    ("fork_basics.py:example", "script"),
+    ("fork_basics.py:example_loop", "script"),
+    ("lstm_ensemble.py:LSTMEnsemble", "script"),
+]
+
+
+def _golden_name(spec: str, mode: str) -> str:
+    return spec.replace(".py:", ".").replace("/", "_") + f".{mode}.dot"
+
+
+@pytest.mark.parametrize("spec,mode", GOLDEN_CASES)
+def test_golden_dot(spec, mode, update_goldens):
+    dot = one(spec, mode).dot()
+    path = GOLDENS / _golden_name(spec, mode)
+    if update_goldens or not path.exists():
+        path.write_text(dot, encoding="utf-8")
+        if not update_goldens:
+            pytest.fail(f"golden {path.name} was missing and has been written; rerun")
+    assert dot == path.read_text(encoding="utf-8"), (
+        f"DOT differs from {path.name}; if the change is intended, rerun with "
+        "--update-goldens and review the diff")
+
+
+def test_goldens_hold_no_machine_paths():
+    for path in GOLDENS.glob("*.dot"):
+        text = path.read_text(encoding="utf-8")
+        assert not re.search(r"(/home/|/root/|/work/|/tmp/|site-packages|[A-Z]:\\\\)", text), path
+
+
+def test_same_input_gives_byte_identical_dot():
+    assert one("lstm_ensemble.py:LSTMEnsemble").dot() == one("lstm_ensemble.py:LSTMEnsemble").dot()
+
+
+def _node_ids(dot: str) -> set[str]:
+    return set(re.findall(r'^\s*"([^"]+)" \[', dot, flags=re.M))
+
+
+def test_scripted_gate_draws_both_branches_and_traced_gate_none():
+    scripted = one("decision_gate.py:MyCell").dot()
+    assert 'subgraph "cluster_n4/call/n5/b0"' in scripted  # then
+    assert 'subgraph "cluster_n4/call/n5/b1"' in scripted  # else
+    assert "passes its input through" in scripted
+    assert "if x.sum() &gt; 0" in scripted
+    traced = one("decision_gate.py:MyCell", "trace").dot()
+    assert "cluster_ctl:" not in traced and "if.then" not in traced
+    assert "trace froze line 11: if x.sum() &gt; 0:" in traced
+
+
+def test_constants_and_getattr_are_folded_not_drawn():
+    view = one("decision_gate.py:MyCell", "trace")
+    ids = _node_ids(view.dot(expand_library=True))
+    hidden = {n for n, d in view.graph.nodes(data=True) if d["hidden"]}
+    assert hidden and not (hidden & ids)
+    assert "alpha=1" in view.dot()
+
+
+def test_lstm_ensemble_shows_fork_tasks_and_future_edges():
+    view = one("lstm_ensemble.py:LSTMEnsemble")
+    dot = view.dot()
+    assert len(re.findall(r'subgraph "cluster_[^"]*/task"', dot)) == 8
+    for fork, data in view.graph.nodes(data=True):
+        if data["kind"] == "prim::fork":  # every fork -> its wait, dashed
+            [wait] = data["irviz.waits"]
+            assert re.search(rf'"{fork}" -> "{wait}" \[[^]]*style="dashed"', dot), fork
+    assert len(re.findall(r'style="bold"', dot)) >= 8  # task results into the waits
+    assert dot.count('class="irviz-fork"') == 8
+
+
+def test_depth_collapses_module_calls_into_boxes():
+    view = one("decision_gate.py:MyCell")
+    ids = _node_ids(view.dot(depth=0))
+    assert {"box:n3/call", "box:n4/call"} <= ids
+    assert not any("/b1/" in n for n in ids)
+    assert "6 ops" in view.dot(depth=0) or "5 ops" in view.dot(depth=0)
+    expanded = _node_ids(view.dot(expand_library=True))
+    assert "box:n3/call" not in expanded and "n3/call/n2" in expanded  # aten::linear
+
+
+def test_library_modules_collapse_by_default():
+    ids = _node_ids(one("lstm_ensemble.py:LSTMEnsemble").dot())
+    assert sum(1 for n in ids if n.startswith("box:")) == 8  # the eight nn.LSTM
+
+
+def _svg_titles(svg: bytes) -> set[str]:
+    root = ET.fromstring(svg)
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    return {t.text for t in root.iterfind(".//s:g[@class]/s:title", ns) if t.text}
+
+
+@requires_dot
+def test_svg_with_the_dot_binary():
+    svg = one("fork_basics.py:example").svg(engine="dot")
+    titles = _svg_titles(svg)
+    assert any(t.endswith("/task/n1/call/n0") for t in titles)  # the forked foo's neg
+
+
+def test_svg_with_the_embedded_wasm_engine():
+    view = one("fork_basics.py:example")
+    titles = _svg_titles(view.svg(engine="wasm"))
+    assert any(t.endswith("/task/n1/call/n0") for t in titles)
+    if shutil.which("dot"):
+        assert titles == _svg_titles(view.svg(engine="dot"))
