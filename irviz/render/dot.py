@@ -355,7 +355,9 @@ class _DotWriter:
         data = self.G.nodes[node]
         kind = {"prim::If": "if", "prim::Loop": "loop"}.get(data["kind"], "fork")
         where = self._loc(data.get("user_source") or data.get("source"))
-        code = data.get("code") or data["kind"]
+        code = data.get("code") or {
+            "prim::fork": "torch.jit.fork (traced: no source line)",
+            "prim::awaitable": "torch.jit._awaitable"}.get(data["kind"], data["kind"])
         label = f"<<B>{_h(_truncate(code, 60))}</B>"
         if where:
             label += f' <FONT POINT-SIZE="9">{_h(where)}</FONT>'

@@ -7,6 +7,7 @@ where Graphviz is not installed.
 """
 from __future__ import annotations
 
+import atexit
 import html
 import os
 import re
@@ -305,6 +306,17 @@ def _wasm_failure(message: str, fmt: str) -> RenderError:
 _wasm_lock = threading.Lock()
 _wasm_runtime: _WasmGraphviz | None = None
 _wasm_fallback = False
+
+
+@atexit.register
+def _drop_wasm_runtime() -> None:
+    """Free the wasmtime engine before interpreter teardown.
+
+    Left to the end, its finalizers run after wasmtime's own module globals are
+    gone and print "Exception ignored in ... Managed.__del__" at every exit.
+    """
+    global _wasm_runtime
+    _wasm_runtime = None
 
 
 def _get_wasm_runtime() -> _WasmGraphviz | None:
