@@ -14,6 +14,7 @@ import networkx as nx
 
 from . import __version__
 from .analyses.futures import annotate_fork_waits
+from .analyses.runtime_shapes import annotate_runtime_shapes
 from .analyses.traced_control_flow import annotate_frozen_control_flow
 from .frontends.capture import Capture, capture
 from .frontends.inputs import resolve_inputs
@@ -32,6 +33,7 @@ def build(cap: Capture) -> nx.DiGraph:
     G = build_graph(cap)
     annotate_fork_waits(G)
     annotate_frozen_control_flow(G, cap)
+    annotate_runtime_shapes(G, cap)
     return G
 
 

@@ -192,3 +192,15 @@ def test_checker_reports_broken_graphs():
         check_graph(G)
     text = str(err.value)
     assert "cycle" in text and "nowhere is not in the graph" in text
+
+
+def test_scripted_graphs_get_shapes_from_one_run_on_the_example_inputs():
+    G = one("decision_gate.py:MyCell").graph  # inputs from the file's example_inputs
+    [tanh] = nodes_of_kind(G, "aten::tanh")
+    assert G.nodes[tanh]["outputs"][0]["shape"] == [3, 4]
+    G = one("lstm_ensemble.py:LSTMEnsemble").graph
+    [stack] = nodes_of_kind(G, "aten::stack")
+    assert G.nodes[stack]["outputs"][0]["shape"] == [4, 5, 2, 32]
+    view = one("fork_basics.py:example", inputs="torch.rand(2, 3)")
+    [mul] = nodes_of_kind(view.graph, "aten::mul")
+    assert view.graph.nodes[mul]["outputs"][0]["shape"] == [2, 3]

@@ -1,0 +1,85 @@
+"""Shapes for scripted graphs, recorded by running the model once on its inputs.
+
+Scripted graphs carry no shapes. When example inputs exist, the Python model
+is run once eagerly under a dispatch mode that records, for every aten op, the
+output shapes and the innermost Python source line that called it. Scripting
+compiles that same source, so a scripted node with the same op name and the
+same ``file:line`` gets those shapes - but only when every call recorded for
+that key agrees (a line run with different shapes stays unknown).
+"""
+from __future__ import annotations
+
+import os
+import sys
+
+import networkx as nx
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..frontends.capture import Capture
+from ..ir.model import tensor_info
+
+_CONFLICT = object()
+_MACHINERY = tuple(os.path.join(os.path.dirname(torch.__file__), part) for part in (
+    "_dynamo", "utils", "_ops.py", "overrides.py", "_compile.py", "_jit_internal.py"))
+
+
+def _is_dispatch_machinery(filename: str) -> bool:
+    """Frames between the user's line and the op: torch's dispatch plumbing."""
+    return filename.startswith(_MACHINERY)
+
+
+class _ShapeRecorder(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.seen: dict[tuple[str, str, int], object] = {}
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        frame = sys._getframe(1)
+        while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
+            frame = frame.f_back
+        if frame is None:
+            return out
+        name = func._schema.name.split("::")[-1]
+        key = (name, frame.f_code.co_filename, frame.f_lineno)
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        shapes = tuple(tuple(o.shape) + (str(o.dtype),) for o in outs
+                       if isinstance(o, torch.Tensor))
+        previous = self.seen.get(key)
+        if previous is None:
+            self.seen[key] = shapes
+        elif previous != shapes:
+            self.seen[key] = _CONFLICT
+        return out
+
+
+def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
+    """Fill unknown tensor shapes of a scripted graph from one eager run."""
+    obj = capture.target.obj
+    if capture.mode != "script" or capture.inputs is None or not callable(obj) \
+            or isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return
+    recorder = _ShapeRecorder()
+    try:
+        with torch.no_grad(), recorder:
+            obj(*capture.inputs)
+    except Exception as exc:  # the model's own failure: shapes stay unknown
+        capture.notes.append(f"shapes not recorded: running the model raised "
+                             f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        return
+    for node, data in G.nodes(data=True):
+        if not data.get("source") or "::" not in data["kind"]:
+            continue
+        path, line, _ = data["source"].rsplit(":", 2)
+        op = data["kind"].split("::")[-1]
+        shapes = recorder.seen.get((op, path, int(line)))
+        if shapes is None or shapes is _CONFLICT:
+            continue
+        tensors = [i for i, o in enumerate(data["outputs"]) if o["type"] == "Tensor"]
+        if len(tensors) != len(shapes):
+            continue
+        for index, (*dims, dtype) in zip(tensors, shapes):
+            info = data["outputs"][index]
+            if info["shape"] is None:
+                info["shape"], info["dtype"] = list(dims), dtype.replace("torch.", "")
