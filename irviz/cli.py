@@ -153,7 +153,11 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
                 say(f"{w.filename}:{w.lineno}: {w.category}{inside}: "
                     f"{w.message.splitlines()[0]}")
             if fmt == "svg":
-                data = view.svg(engine)
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always", RuntimeWarning)
+                    data = view.svg(engine)
+                for w in {str(c.message) for c in caught}:
+                    say(f"note: {w.removeprefix('irviz: ')}")
             elif fmt == "dot":
                 data = view.dot().encode("utf-8")
             else:
