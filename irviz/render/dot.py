@@ -82,6 +82,11 @@ class _DotWriter:
         self.collapsed = self._collapsed_containers()
         self.rep = {n: self._representative(n) for n in G}
         self.lines: list[str] = []
+        self._control_edges: list[tuple[str, str]] = []
+        self._kids = self._children()
+        self._members: dict[str, list[str]] = {c: [] for c in self.blocks}
+        for node, data in G.nodes(data=True):
+            self._members[data["block"]].append(node)
 
     # -- what is drawn -----------------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -191,10 +196,13 @@ class _DotWriter:
     def _task_callee(self, fork: str) -> str | None:
         task = f"{fork}/task"
         for cid, info in self.blocks.items():
-            if info["parent"] == task and info["kind"] in CALL_KINDS:
-                return info["label"].split(":")[0] + (
-                    f".{info['method']}" if info.get("method") not in (None, "forward")
-                    else "") if info["kind"] == "method" else info["label"]
+            if info["parent"] != task or info["kind"] not in CALL_KINDS:
+                continue
+            if info["kind"] == "function":
+                return info["label"]
+            method = info.get("method")
+            suffix = f".{method}" if method not in (None, "forward") else ""
+            return info["label"].split(":")[0] + suffix
         return None
 
     def _tooltip(self, node: str) -> str:
@@ -267,12 +275,6 @@ class _DotWriter:
         return kids
 
     def _emit_container(self, cid: str, indent: str) -> None:
-        if not hasattr(self, "_kids"):
-            self._kids = self._children()
-            self._members: dict[str, list[str]] = {c: [] for c in self.blocks}
-            for node, data in self.G.nodes(data=True):
-                self._members[data["block"]].append(node)
-            self._emitted_boxes: set[str] = set()
         # nodes that own blocks are wrapped together with their blocks
         owned = {}
         for child in self._kids[cid]:
@@ -370,11 +372,9 @@ class _DotWriter:
             if info["kind"] in TASK_KINDS:
                 sub_label = "forked task (runs in parallel until its wait)"
             self._cluster_head(cid, info["kind"], sub_label, sub_label, indent + "  ")
-            before = len(self.lines)
             self._emit_container(cid, indent + "    ")
-            drawn_inside = any(" [" in line and not line.strip().startswith(("subgraph", "label", "}"))
-                               for line in self.lines[before:])
-            if not drawn_inside:
+            first = self._first_drawn(cid)
+            if first is None:
                 placeholder = f"{cid}/empty"
                 text = "passes its input through" if info["kind"].startswith("if") else "empty"
                 attrs = dict(NODE_STYLE["empty"])
@@ -382,10 +382,8 @@ class _DotWriter:
                              tooltip=f"{info['label']}: no operations")
                 self.lines.append(f"{indent}    {_q(placeholder)} {_attrs(attrs)};")
                 self._control_edges.append((node, placeholder))
-            else:
-                first = self._first_drawn(cid)
-                if first and first != node:
-                    self._control_edges.append((node, first))
+            elif first != node:
+                self._control_edges.append((node, first))
             self.lines.append(f"{indent}  }}")
         self.lines.append(f"{indent}}}")
 
@@ -397,8 +395,6 @@ class _DotWriter:
                 if rep is not None:
                     return rep
         return None
-
-    _control_edges: list
 
     def _edge_kind(self, u: str, v: str, data: dict) -> str:
         t = data.get("type") or ""
@@ -471,6 +467,4 @@ def _strip_keyword(code: str | None, keyword: str) -> str | None:
 
 def to_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> str:
     """DOT source for an IR graph; the same graph and options give the same bytes."""
-    writer = _DotWriter(G, options or RenderOptions())
-    writer._control_edges = []
-    return writer.emit()
+    return _DotWriter(G, options or RenderOptions()).emit()
