@@ -17,7 +17,6 @@ import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..frontends.capture import Capture
-from ..ir.model import tensor_info
 
 _CONFLICT = object()
 _MACHINERY = tuple(os.path.join(os.path.dirname(torch.__file__), part) for part in (

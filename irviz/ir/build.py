@@ -79,6 +79,11 @@ def _attr_repr(node: torch._C.Node, name: str) -> str:
 
 
 class _Builder:
+    #: node kinds that open a container (a call, a block, a task), and their walkers
+    _STRUCTURAL = {"prim::CallMethod": "_call_method", "prim::CallFunction": "_call_function",
+                   "prim::If": "_if", "prim::Loop": "_loop", "prim::fork": "_fork",
+                   "prim::awaitable": "_fork"}
+
     def __init__(self, capture: Capture):
         self.capture = capture
         self.G = nx.DiGraph()
@@ -218,20 +223,9 @@ class _Builder:
                 return
             self._add_op(node, nid, env, block, scope_t, fork, label=name, hidden=True)
             return
-        if kind == "prim::CallMethod":
-            self._call_method(node, nid, env, block, scope_t, fork, depth)
-            return
-        if kind == "prim::CallFunction":
-            self._call_function(node, nid, env, block, scope_t, fork, depth)
-            return
-        if kind == "prim::If":
-            self._if(node, nid, env, block, scope_t, fork, depth)
-            return
-        if kind == "prim::Loop":
-            self._loop(node, nid, env, block, scope_t, fork, depth)
-            return
-        if kind in ("prim::fork", "prim::awaitable"):
-            self._fork(node, nid, env, block, scope_t, fork, depth)
+        structural = self._STRUCTURAL.get(kind)
+        if structural is not None:
+            getattr(self, structural)(node, nid, env, block, scope_t, fork, depth)
             return
         hidden = kind in ("prim::ListConstruct", "prim::TupleConstruct") and all(
             i.node().kind() == "prim::Constant" for i in node.inputs()) and node.inputsSize() > 0
