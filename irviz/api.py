@@ -13,7 +13,9 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from . import __version__
-from .analyses.futures import annotate_fork_waits
+from .analyses.cost import annotate_costs
+from .analyses.fork_wait import annotate_fork_waits
+from .analyses.parallelism import annotate_parallelism
 from .analyses.runtime_shapes import annotate_runtime_shapes
 from .analyses.traced_control_flow import annotate_frozen_control_flow
 from .frontends.capture import Capture, capture
@@ -34,6 +36,8 @@ def build(cap: Capture) -> nx.DiGraph:
     annotate_fork_waits(G)
     annotate_frozen_control_flow(G, cap)
     annotate_runtime_shapes(G, cap)
+    annotate_costs(G)
+    annotate_parallelism(G)
     return G
 
 

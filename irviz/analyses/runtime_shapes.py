@@ -14,6 +14,7 @@ import sys
 
 import networkx as nx
 import torch
+from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
 from ..frontends.capture import Capture
@@ -28,28 +29,50 @@ def _is_dispatch_machinery(filename: str) -> bool:
     return filename.startswith(_MACHINERY)
 
 
-class _ShapeRecorder(TorchDispatchMode):
-    def __init__(self):
+def _record(seen: dict, name: str, out) -> None:
+    """Remember the output shapes of op ``name`` called from the innermost user-level frame."""
+    frame = sys._getframe(2)
+    while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return
+    key = (name, frame.f_code.co_filename, frame.f_lineno)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    shapes = tuple(tuple(o.shape) + (str(o.dtype),) for o in outs if isinstance(o, torch.Tensor))
+    previous = seen.get(key)
+    if previous is None:
+        seen[key] = shapes
+    elif previous != shapes:
+        seen[key] = _CONFLICT
+
+
+class _DispatchRecorder(TorchDispatchMode):
+    """Sees aten ops after autograd (``aten::add``, but ``linear`` as ``t`` + ``addmm``)."""
+
+    def __init__(self, seen: dict):
         super().__init__()
-        self.seen: dict[tuple[str, str, int], object] = {}
+        self.seen = seen
 
     def __torch_dispatch__(self, func, types, args=(), kwargs=None):
         out = func(*args, **(kwargs or {}))
-        frame = sys._getframe(1)
-        while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
-            frame = frame.f_back
-        if frame is None:
-            return out
-        name = func._schema.name.split("::")[-1]
-        key = (name, frame.f_code.co_filename, frame.f_lineno)
-        outs = out if isinstance(out, (tuple, list)) else (out,)
-        shapes = tuple(tuple(o.shape) + (str(o.dtype),) for o in outs
-                       if isinstance(o, torch.Tensor))
-        previous = self.seen.get(key)
-        if previous is None:
-            self.seen[key] = shapes
-        elif previous != shapes:
-            self.seen[key] = _CONFLICT
+        _record(self.seen, func._schema.name.split("::")[-1], out)
+        return out
+
+
+class _FunctionRecorder(TorchFunctionMode):
+    """Sees the torch API calls (``F.linear``, ``_VF.lstm``) before they decompose."""
+
+    def __init__(self, seen: dict):
+        super().__init__()
+        self.seen = seen
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        if name.startswith("__") and name.endswith("__"):
+            name = name.strip("_").removeprefix("r") if name.startswith("__r") else name.strip("_")
+        if name:
+            _record(self.seen, name, out)
         return out
 
 
@@ -59,9 +82,9 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
     if capture.mode != "script" or capture.inputs is None or not callable(obj) \
             or isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return
-    recorder = _ShapeRecorder()
+    seen: dict[tuple[str, str, int], object] = {}
     try:
-        with torch.no_grad(), recorder:
+        with torch.no_grad(), _FunctionRecorder(seen), _DispatchRecorder(seen):
             obj(*capture.inputs)
     except Exception as exc:  # the model's own failure: shapes stay unknown
         capture.notes.append(f"shapes not recorded: running the model raised "
@@ -72,7 +95,7 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
             continue
         path, line, _ = data["source"].rsplit(":", 2)
         op = data["kind"].split("::")[-1]
-        shapes = recorder.seen.get((op, path, int(line)))
+        shapes = seen.get((op, path, int(line)))
         if shapes is None or shapes is _CONFLICT:
             continue
         tensors = [i for i, o in enumerate(data["outputs"]) if o["type"] == "Tensor"]

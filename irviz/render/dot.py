@@ -431,7 +431,7 @@ class _DotWriter:
             self.lines.append(f"  {_q(src)} -> {_q(rv)} {_attrs(attrs)};")
         for u, v in self._control_edges:
             self.lines.append(f"  {_q(u)} -> {_q(v)} {_attrs(EDGE_STYLE['control'])};")
-        # fork -> wait pairings (from analyses.futures) and task results
+        # fork -> wait pairings (from analyses.fork_wait) and task results
         for node, data in G.nodes(data=True):
             if "irviz.waits" not in data or self.rep[node] != node:
                 continue
