@@ -177,5 +177,86 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
     return 2 if failed else 0
 
 
+@main.command()
+@click.argument("target")
+@click.option("-o", "--output", metavar="FILE", help="Write the report here (default: stdout).")
+@click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md",
+              show_default=True, help="Markdown, JSON (versioned schema) or a self-contained "
+                                      "HTML page with the graph and timeline.")
+@click.option("--mode", type=click.Choice(["script", "trace", "auto"]), default="script",
+              show_default=True, help="How to capture the model (see `irviz render`).")
+@click.option("--inputs", metavar="EXPR",
+              help="Example inputs (see `irviz render`); they turn op counts into time "
+                   "estimates.")
+@click.option("--measure", is_flag=True,
+              help="Also run the model (forked and serial, several thread settings, each in "
+                   "a child process) and report the measured speed-up.")
+@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+              show_default=True, help="Graphviz engine for the HTML page's graph.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+def report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
+    """Write the parallelism report of the models in TARGET.
+
+    For each torch.jit.fork: its callee, fork and wait sites, how many tasks it starts,
+    the work that overlaps with it; then work, span, critical path and the predicted
+    speed-up, and with --measure the measured one.
+    """
+    code = _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
+    def say(text: str) -> None:
+        if not quiet:
+            click.echo(text, err=True)
+
+    try:
+        from . import api
+        from .files import check_writable_dir, write_atomic
+        from .report import parallelism as rep
+
+        if output and output != "-":
+            out_path = Path(output)
+            check_writable_dir(out_path.parent if str(out_path.parent) else Path("."))
+        if fmt == "html":
+            from .render import engines
+            engine = engines.resolve_engine(engine)
+        views = api.visualize(target, mode, inputs)
+        if not views:
+            raise UsageError(f"{target} names no model")
+        measured = {}
+        figures: dict[str, list[tuple[str, str]]] = {}
+        for view in views:
+            if measure:
+                from .frontends.measure import measure as run_measure
+
+                say(f"measuring {view.title()} (child processes, a few seconds per setting)...")
+                measured[view.name] = run_measure(view.capture.target.spec, view.capture.mode,
+                                                  inputs)
+            if fmt == "html":
+                figures[view.name] = [("IR graph", rep.strip_xml_prolog(
+                    view.svg(engine).decode("utf-8")))]
+                profile = (measured.get(view.name) or {}).get("profile") or {}
+                if profile.get("tasks"):
+                    from .render.timeline import timeline_svg
+
+                    figures[view.name].append(("Measured timeline", timeline_svg(
+                        profile["tasks"], f"{view.title()}: one forked call")))
+        data = rep.build_report(views, measured)
+        text = {"md": rep.to_markdown, "json": rep.to_json}.get(fmt)
+        body = text(data) if text else rep.to_html(data, figures)
+        if output and output != "-":
+            write_atomic(Path(output), body.encode("utf-8"))
+            say(f"wrote {output}")
+        else:
+            sys.stdout.write(body)
+    except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
+        return _fail(exc, debug)
+    return 0
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -20,6 +20,12 @@ def check_writable_dir(directory: Path, option: str = "-o/--output") -> None:
                           hint=f"pass a writable location with {option}")
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 def write_atomic(path: Path, data: bytes) -> None:
     """Write ``data`` to ``path`` via a temporary file in the same directory."""
     path = Path(path)
@@ -31,6 +37,7 @@ def write_atomic(path: Path, data: bytes) -> None:
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+        os.chmod(tmp, 0o666 & ~_umask())  # mkstemp makes 0600; a normal file is wanted
         os.replace(tmp, path)
     except OSError as exc:
         try:

@@ -79,7 +79,9 @@ def test_lstm_ensemble_shows_fork_tasks_and_future_edges():
             [wait] = data["irviz.waits"]
             assert re.search(rf'"{fork}" -> "{wait}" \[[^]]*style="dashed"', dot), fork
     assert len(re.findall(r'style="bold"', dot)) >= 8  # task results into the waits
-    assert dot.count('class="irviz-fork"') == 8
+    assert len(re.findall(r'class="irviz-fork[ "]', dot)) == 8
+    # the critical path and the work that runs beside a task are marked
+    assert "irviz-critical" in dot and "irviz-overlap" in dot
 
 
 def test_depth_collapses_module_calls_into_boxes():

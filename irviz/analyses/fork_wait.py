@@ -25,11 +25,12 @@ WAIT_KINDS = ("aten::wait", "prim::awaitable_wait")
 #: ops that store their 2nd+ argument into the container passed as 1st argument
 CONTAINER_WRITES = ("aten::append", "aten::insert", "aten::_set_item", "aten::extend",
                     "aten::add_")
-#: bookkeeping ops that do no work worth overlapping with a task
+#: bookkeeping ops that do no work worth overlapping with a task (another fork in the
+#: window is work: its task runs beside this one)
 GLUE_KINDS = ("prim::ListConstruct", "prim::TupleConstruct", "prim::TupleUnpack",
               "prim::ListUnpack", "aten::append", "aten::__getitem__", "aten::len",
               "prim::Loop", "prim::If", "prim::Param", "prim::Return", "aten::wait",
-              "prim::fork", "prim::awaitable", "prim::awaitable_wait", "prim::Uninitialized",
+              "prim::awaitable_wait", "prim::Uninitialized",
               "aten::Bool", "aten::Int", "aten::size", "aten::dim", "prim::device",
               "prim::dtype", "aten::__is__", "aten::__isnot__", "prim::unchecked_cast",
               "prim::RaiseException", "aten::format", "prim::TupleIndex", "aten::eq",

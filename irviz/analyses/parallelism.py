@@ -11,7 +11,8 @@ each is waited in the same iteration). Then::
     span  = longest weighted path (critical path)
     predicted speed-up = min(work / span, P),  P = min(inter-op threads, CPUs)
 
-Annotates ``irviz.critical`` on critical-path nodes, ``irviz.task_cost`` and
+Annotates ``irviz.critical`` on critical-path nodes (only when there are forks:
+otherwise the whole program is the path), ``irviz.task_cost`` and
 ``irviz.overlap_cost`` inside each fork's ``irviz.fork`` region, and
 ``G.graph["irviz.parallelism"]``.
 """
@@ -118,8 +119,9 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         path.append(end)
         end = best_pred[end]
     path.reverse()
-    for node in path:
-        G.nodes[node]["irviz.critical"] = True
+    if any(G.nodes[n]["kind"] in FORK_KINDS for n in G):  # else the path is the whole program
+        for node in path:
+            G.nodes[node]["irviz.critical"] = True
     levels: dict[str | None, list[str]] = {}
     for node in G:
         if not G.nodes[node].get("hidden"):
@@ -143,4 +145,49 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         "critical_path": path, "dynamic_trip_counts": dynamic,
     }
     G.graph["irviz.parallelism"] = facts
+    G.graph["irviz.hazards"] = _hazards(G, interop, facts["unit"])
     return facts
+
+
+#: hazard codes (facts for ``irviz lint``, which reports them as findings)
+HAZARDS = {
+    "wait-right-after-fork": "the future is waited with no work in between: the fork buys nothing",
+    "fork-wait-same-iteration": "fork and wait in the same loop iteration: the tasks run one "
+                                "after another",
+    "single-interop-thread": "torch has 1 inter-op thread: forked tasks cannot run in parallel",
+    "task-too-small": "the task costs less than launching it (about {overhead:.0f} us per fork)",
+    "never-waited": "the future is never waited (it is returned or dropped)",
+    "wait-without-fork": "no fork could be found for this wait's future",
+}
+
+
+def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[dict]:
+    from .cost import FORK_OVERHEAD_US
+
+    found = []
+
+    def add(code, node, **extra):
+        text = HAZARDS[code].format(overhead=FORK_OVERHEAD_US)
+        found.append({"code": code, "node": node, "message": text,
+                      "source": G.nodes[node].get("user_source") or G.nodes[node].get("source"),
+                      **extra})
+
+    forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
+    for fork in forks:
+        data = G.nodes[fork]
+        region = data["irviz.fork"]
+        waits = data.get("irviz.waits") or []
+        if not waits:
+            add("never-waited", fork)
+            continue
+        if region["same_iteration"]:
+            add("fork-wait-same-iteration", fork, wait=waits[0])
+        elif not region["overlap_has_work"]:
+            add("wait-right-after-fork", fork, wait=waits[0])
+        if unit == "us" and region["task_cost"] < FORK_OVERHEAD_US:
+            add("task-too-small", fork, task_cost=region["task_cost"])
+    for wait in G.graph.get("irviz.unpaired", {}).get("waits", []):
+        add("wait-without-fork", wait)
+    if forks and interop == 1:
+        add("single-interop-thread", forks[0])
+    return found

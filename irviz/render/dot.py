@@ -23,7 +23,8 @@ import networkx as nx
 
 from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape
 from ..ir.source import short_location, source_line, split_location
-from .style import CLUSTER_STYLE, EDGE_STYLE, FONT, LEGEND, NODE_STYLE, node_category
+from .style import (CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FONT, LEGEND, NODE_STYLE,
+                    OVERLAP_FILL, node_category)
 
 #: drawn nodes an edge may skip before its source is drawn again as a ghost
 GHOST_SPAN = 60
@@ -260,8 +261,10 @@ class _DotWriter:
         rows.append("<TR>" + "".join(cells) + "</TR>")
         edge_cells = ('<TR><TD ALIGN="LEFT" COLSPAN="%d"><FONT POINT-SIZE="9" COLOR="#b34700">'
                       '- - ▸ future (fork → wait)   ━▸ task result   </FONT>'
+                      '<FONT POINT-SIZE="9" COLOR="#c2185b">▭ critical path   </FONT>'
                       '<FONT POINT-SIZE="9" COLOR="#455a64">dashed box: module call · '
-                      'yellow: if/loop · orange: forked task · hover for source</FONT>'
+                      'yellow: if/loop · orange: forked task, light orange: work beside it '
+                      '· hover for source</FONT>'
                       '</TD></TR>' % len(LEGEND))
         rows.append(edge_cells)
         return ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
@@ -304,9 +307,14 @@ class _DotWriter:
         attrs = dict(NODE_STYLE[category])
         attrs.update(label=self._op_label(node), tooltip=self._tooltip(node),
                      id=f"irviz:{node}", **{"class": f"irviz-{category}"})
-        if data.get("irviz.frozen"):
-            attrs["color"] = CLUSTER_STYLE["frozen"]["color"]
-            attrs["penwidth"] = "2"
+        classes = [f"irviz-{category}"]
+        if data.get("irviz.overlaps") and category == "op":
+            attrs["fillcolor"] = OVERLAP_FILL
+            classes.append("irviz-overlap")
+        if data.get("irviz.critical"):
+            attrs.update(CRITICAL)
+            classes.append("irviz-critical")
+        attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")
 
     def _emit_box(self, cid: str, indent: str) -> None:
@@ -323,6 +331,9 @@ class _DotWriter:
         attrs = dict(NODE_STYLE["module"])
         attrs.update(label=label, tooltip="\n".join(tooltip), id=f"irviz:box:{cid}",
                      **{"class": "irviz-module"})
+        if any(self.G.nodes[n].get("irviz.critical") for n in members):
+            attrs.update(CRITICAL)
+            attrs["class"] += " irviz-critical"
         self.lines.append(f"{indent}{_q('box:' + cid)} {_attrs(attrs)};")
 
     def _cluster_head(self, cid: str, kind: str, label: str, tooltip: str, indent: str,

@@ -50,6 +50,10 @@ CLUSTER_STYLE = {
     "frozen":    {"color": "#c62828", "penwidth": "2.5"},
 }
 
+#: facts from the analyses, drawn on top of the node's own style
+OVERLAP_FILL = "#fff0d6"     # parent work that runs beside a forked task
+CRITICAL = {"color": "#c2185b", "penwidth": "2.4"}   # on the critical path
+
 EDGE_STYLE = {
     "data":    {"color": "#546e7a"},
     "future":  {"color": "#e8590c", "style": "dashed", "penwidth": "1.6"},

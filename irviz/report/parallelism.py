@@ -1,0 +1,253 @@
+"""The parallelism report: facts from the analyses -> JSON, Markdown and HTML.
+
+Only reads what :mod:`irviz.analyses.fork_wait`, ``cost`` and ``parallelism``
+annotated on each graph (and, with ``--measure``, what
+:mod:`irviz.frontends.measure` measured). The JSON layout is versioned by
+:data:`SCHEMA_VERSION`; see ``docs``/README "irviz report" for the fields.
+"""
+from __future__ import annotations
+
+import html
+import json
+import os
+from dataclasses import dataclass
+
+import networkx as nx
+
+from .. import __version__
+from ..ir.source import short_location, split_location
+
+SCHEMA_VERSION = 1
+
+
+def _site(location: str | None) -> dict | None:
+    """``{"path", "line", "column"}`` (path relative to the working directory when inside it)."""
+    if not location:
+        return None
+    path, line, col = split_location(location)
+    try:
+        rel = os.path.relpath(path)
+        if not rel.startswith(".."):
+            path = rel
+    except ValueError:
+        pass
+    return {"path": path, "line": line, "column": col}
+
+
+def _where(G: nx.DiGraph, node: str) -> str | None:
+    data = G.nodes[node]
+    return data.get("user_source") or data.get("source")
+
+
+def _container_site(G: nx.DiGraph, cid: str | None) -> dict | None:
+    if cid is None:
+        return None
+    owner = G.graph["blocks"][cid]["owner"]
+    data = G.nodes[owner]
+    return {"code": data.get("code"), "site": _site(_where(G, owner)), "id": owner}
+
+
+def target_report(view, measured: dict | None = None) -> dict:
+    """The report of one visualized model (see the module doc for the layout)."""
+    G = view.graph
+    facts = G.graph["irviz.parallelism"]
+    forks = []
+    for node, data in G.nodes(data=True):
+        if "irviz.fork" not in data:
+            continue
+        region = data["irviz.fork"]
+        forks.append({
+            "id": node, "callee": region["callee"],
+            "fork_site": _site(_where(G, node)),
+            "wait_sites": [_site(_where(G, w)) for w in data.get("irviz.waits", [])],
+            "waits": list(data.get("irviz.waits", [])),
+            "instances": region["instances"],
+            "loop": _container_site(G, region["loop"]),
+            "branch": _container_site(G, region["branch"]),
+            "nested_in": region["nested_in"],
+            "task_cost": region["task_cost"], "overlap_cost": region["overlap_cost"],
+            "overlap_ops": len(region["overlap"]),
+        })
+    unpaired = G.graph.get("irviz.unpaired", {"forks": [], "waits": []})
+    cost_model = G.graph.get("irviz.cost_model", {})
+    return {
+        "name": view.name, "title": view.title(), "mode": G.graph["mode"],
+        "cost_unit": facts["unit"], "cost_basis": cost_model.get("basis"),
+        "forks": forks,
+        "unpaired": [{"id": n, "kind": kind, "site": _site(_where(G, n))}
+                     for kind, ids in (("fork", unpaired["forks"]), ("wait", unpaired["waits"]))
+                     for n in ids],
+        "work": facts["work"], "span": facts["span"], "parallelism": facts["parallelism"],
+        "predicted_speedup": facts["predicted_speedup"], "limit": facts["limit"],
+        "interop_threads": facts["interop_threads"], "cpu_count": facts["cpu_count"],
+        "width": facts["width"], "dynamic_trip_counts": facts["dynamic_trip_counts"],
+        "critical_path": [{"id": n, "kind": G.nodes[n]["kind"], "site": _site(_where(G, n)),
+                           "cost": G.nodes[n].get("irviz.cost", {}).get("cost", 0.0)}
+                          for n in facts["critical_path"]],
+        "measured": measured,
+        "hazards": [{"code": h["code"], "message": h["message"], "node": h["node"],
+                     "site": _site(h["source"])} for h in G.graph.get("irviz.hazards", [])],
+    }
+
+
+def build_report(views, measured: dict[str, dict] | None = None) -> dict:
+    """The whole report: one entry per model, ``measured`` keyed by model name."""
+    measured = measured or {}
+    return {"irviz_version": __version__, "schema_version": SCHEMA_VERSION,
+            "targets": [target_report(v, measured.get(v.name)) for v in views]}
+
+
+def to_json(report: dict) -> str:
+    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+
+
+# -- tables shared by Markdown and HTML ------------------------------------------------
+
+@dataclass
+class Table:
+    title: str
+    headers: list[str]
+    rows: list[list[str]]
+    note: str | None = None
+
+
+def _fmt_site(site: dict | None) -> str:
+    if not site:
+        return "—"
+    return f"{os.path.basename(site['path'])}:{site['line']}"
+
+
+def _cost(value: float, unit: str) -> str:
+    if unit == "us":
+        return f"{value / 1000:.2f} ms" if value >= 1000 else f"{value:.1f} µs"
+    return f"{value:g} ops"
+
+
+def _tables(t: dict) -> list[Table]:
+    unit = t["cost_unit"]
+    tables = [Table(
+        "Summary",
+        ["work (serial)", "span (critical path)", "parallelism work/span",
+         "predicted speed-up", "limit = min(inter-op threads, CPUs)", "max tasks in flight"],
+        [[_cost(t["work"], unit), _cost(t["span"], unit), f"{t['parallelism']:.2f}×",
+          f"**{t['predicted_speedup']:.2f}×**",
+          f"{t['limit']} (inter-op {t['interop_threads']}, CPUs {t['cpu_count']})",
+          str(t["width"])]],
+        note=f"Cost model: {t['cost_basis']}." + (
+            " Some loops have a dynamic trip count (counted once)."
+            if t["dynamic_trip_counts"] else ""))]
+    if t["forks"]:
+        rows = []
+        for i, f in enumerate(t["forks"], 1):
+            waits = ", ".join(_fmt_site(s) for s in f["wait_sites"]) or "**never waited**"
+            loop = (f"`{f['loop']['code']}`" if f["loop"] and f["loop"]["code"] else
+                    ("loop" if f["loop"] else "—"))
+            rows.append([str(i), _fmt_site(f["fork_site"]), f"`{f['callee']}`", waits,
+                         "dynamic" if f["instances"] is None else str(f["instances"]), loop,
+                         f["nested_in"] or "—", _cost(f["task_cost"], unit),
+                         _cost(f["overlap_cost"], unit)])
+        tables.append(Table(f"Forks ({len(t['forks'])})",
+                            ["#", "fork site", "callee", "waited at", "instances", "in loop",
+                             "nested in", "task cost", "overlap (parent work beside it)"],
+                            rows))
+    else:
+        tables.append(Table("Forks (0)", ["result"], [["no `torch.jit.fork` in this model"]]))
+    if t["unpaired"]:
+        tables.append(Table("Unpaired", ["kind", "id", "site"],
+                            [[u["kind"], u["id"], _fmt_site(u["site"])] for u in t["unpaired"]]))
+    if t["hazards"]:
+        tables.append(Table("Hazards", ["hazard", "site", "what it means"],
+                            [[f"`{h['code']}`", _fmt_site(h["site"]), h["message"]]
+                             for h in t["hazards"]]))
+    heavy = sorted(t["critical_path"], key=lambda c: -c["cost"])[:8]
+    tables.append(Table(
+        "Critical path (its most expensive steps)", ["op", "site", "cost"],
+        [[f"`{c['kind']}`", _fmt_site(c["site"]), _cost(c["cost"], unit)] for c in heavy],
+        note=f"{len(t['critical_path'])} nodes on the path."))
+    m = t.get("measured")
+    if m:
+        rows = []
+        for s in m.get("settings", []):
+            if s.get("error"):
+                rows.append([str(s.get("intra_op")), str(s.get("inter_op")), "—", "—",
+                             f"failed: {s['error']}"])
+                continue
+            rows.append([str(s["intra_op"]), str(s["inter_op"]),
+                         f"{s['serial']['median_s'] * 1000:.2f} ms",
+                         f"{s['forked']['median_s'] * 1000:.2f} ms", f"{s['speedup']:.2f}×"])
+        best = m.get("best_setting") or {}
+        note = (f"Serial baseline: {m.get('baseline')}. Outputs match: {m.get('outputs_match')}."
+                + (f" Deploy with intra-op {best.get('intra_op')} / inter-op "
+                   f"{best.get('inter_op')} threads (measured {best.get('speedup', 0):.2f}× "
+                   f"vs predicted {t['predicted_speedup']:.2f}×)." if best else ""))
+        tables.append(Table("Measured", ["intra-op threads", "inter-op threads",
+                                         "serial median", "forked median", "speed-up"],
+                            rows, note=note))
+    return tables
+
+
+def to_markdown(report: dict) -> str:
+    out = ["# Parallelism report", ""]
+    for t in report["targets"]:
+        out += [f"## {t['title']} ({t['mode']})", ""]
+        for table in _tables(t):
+            out += [f"### {table.title}", ""]
+            out.append("| " + " | ".join(table.headers) + " |")
+            out.append("|" + "---|" * len(table.headers))
+            for row in table.rows:
+                out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+            if table.note:
+                out += ["", table.note]
+            out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def _inline_md(text: str) -> str:
+    """The two Markdown marks the tables use (**bold**, `code`) as HTML, escaped."""
+    parts = html.escape(text).split("`")
+    text = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
+    parts = text.split("**")
+    return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
+
+
+_CSS = """
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,sans-serif;margin:2rem;color:#222}
+table{border-collapse:collapse;margin:.5rem 0 1rem}td,th{border:1px solid #ccd;padding:.25rem .5rem;
+text-align:left;font-size:.9rem}th{background:#f2f4f8}code{background:#f4f4f4;padding:0 .2rem}
+.figure{overflow:auto;max-width:100%;border:1px solid #dde;padding:.5rem}.figure svg{max-width:none}
+@media (prefers-color-scheme: dark){body{background:#1e1e1e;color:#ddd}th{background:#2a2f3a}
+td,th{border-color:#445}code{background:#333}.figure{background:#fff}}
+"""
+
+
+def to_html(report: dict, figures: dict[str, list[tuple[str, str]]] | None = None) -> str:
+    """A self-contained page; ``figures`` maps a model name to (caption, inline SVG) pairs."""
+    figures = figures or {}
+    out = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
+           "<title>irviz parallelism report</title>", f"<style>{_CSS}</style></head><body>",
+           "<h1>Parallelism report</h1>"]
+    for t in report["targets"]:
+        out.append(f"<h2>{html.escape(t['title'])} ({html.escape(t['mode'])})</h2>")
+        for table in _tables(t):
+            out.append(f"<h3>{html.escape(table.title)}</h3><table><thead><tr>"
+                       + "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
+                       + "</tr></thead><tbody>")
+            for row in table.rows:
+                out.append("<tr>" + "".join(f"<td>{_inline_md(c)}</td>" for c in row) + "</tr>")
+            out.append("</tbody></table>")
+            if table.note:
+                out.append(f"<p>{_inline_md(table.note)}</p>")
+        for caption, svg in figures.get(t["name"], []):
+            out.append(f"<h3>{html.escape(caption)}</h3><div class=\"figure\">{svg}</div>")
+    out.append("</body></html>")
+    return "\n".join(out) + "\n"
+
+
+def strip_xml_prolog(svg: str) -> str:
+    """An SVG document as an element that can be inlined into HTML."""
+    start = svg.find("<svg")
+    return svg[start:] if start >= 0 else svg
+
+
+__all__ = ["build_report", "to_json", "to_markdown", "to_html", "strip_xml_prolog",
+           "SCHEMA_VERSION", "short_location"]

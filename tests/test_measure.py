@@ -1,0 +1,253 @@
+"""Measured speed-up: real child processes, real TorchScript, small sizes."""
+from __future__ import annotations
+
+import textwrap
+import time
+import xml.etree.ElementTree as ET
+
+import pytest
+import torch
+
+from irviz.errors import InputsError, ModelLoadError, UsageError
+from irviz.frontends import measure as M
+from irviz.render.timeline import timeline_svg
+
+from conftest import SAMPLES
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def _spec(name: str) -> str:
+    return str(SAMPLES / name)
+
+
+def _check_timed(result: dict, n_settings: int) -> None:
+    assert len(result["settings"]) == n_settings
+    for row in result["settings"]:
+        assert row["error"] is None, row["error"]
+        for variant in ("serial", "forked"):
+            stats = row[variant]
+            assert stats["median_s"] > 0 and stats["min_s"] > 0
+            assert stats["min_s"] <= stats["median_s"] <= stats["max_s"]
+            assert stats["spread_s"] >= 0 and len(stats["runs"]) == result["repeats"]
+        assert row["speedup"] == pytest.approx(row["serial"]["median_s"] / row["forked"]["median_s"],
+                                               rel=1e-3)
+        assert row["outputs_match"] is True
+        assert row["intra_op"] >= 1 and row["inter_op"] >= 1 and row["cpu_count"] >= 1
+    assert result["outputs_match"] is True
+    assert isinstance(result["baseline"], str) and "fork" in result["baseline"]
+    best = result["best_setting"]
+    assert best["speedup"] == max(r["speedup"] for r in result["settings"])
+
+
+@pytest.fixture(scope="module")
+def example_result():
+    return M.measure(_spec("fork_basics.py:example"), repeats=5)
+
+
+@pytest.fixture(scope="module")
+def ensemble_result():
+    return M.measure(_spec("lstm_ensemble.py:LSTMEnsemble"), settings=[(None, None), (1, 2)],
+                     warmup=2, repeats=5, profile=True)
+
+
+def test_fork_basics_example_every_default_setting(example_result):
+    _check_timed(example_result, len(M.default_settings()))
+    assert example_result["baseline_info"] == {"method": "inline", "forks": 1, "inlined": 1,
+                                               "completed": 0}
+    assert example_result["settings"][0]["requested"] == [None, None]
+    prof = example_result["profile"]
+    assert prof["error"] is None
+    labels = {t["label"] for t in prof["tasks"]}
+    assert {"example", "foo"} <= labels, prof["tasks"]
+    assert any(t["site"] == "fork_basics.py:18" for t in prof["tasks"])
+
+
+def test_lstm_ensemble_futures_in_a_list(ensemble_result):
+    _check_timed(ensemble_result, 2)
+    info = ensemble_result["baseline_info"]
+    # member forks go into a list (kept as completed futures); the nested cell_f forks inline
+    assert info == {"method": "inline+completed", "forks": 8, "inlined": 4, "completed": 4}
+    prof = ensemble_result["profile"]
+    assert prof["error"] is None
+    trace = prof["chrome_trace"]
+    assert any(e.get("name") == "<forked function>" for e in trace["traceEvents"])
+    tasks = prof["tasks"]
+    assert tasks[0]["lane"] == 0 and tasks[0]["label"] == "LSTMEnsemble.forward"
+    forked = [t for t in tasks if t["name"] == "<forked function>"]
+    assert len(forked) == 8 and all(t["lane"] >= 1 for t in forked)
+    assert sorted({t["label"] for t in forked}) == ["cell_f: LSTM",
+                                                    "models.*: ForkedBidirectionalRecurrentLSTM"]
+
+
+# --------------------------------------------------------------------------- the baseline in-process
+
+
+@pytest.mark.parametrize("spec, mode, method", [
+    ("fork_basics.py:example", "script", "inline"),
+    ("fork_basics.py:example_loop", "script", "inline+completed"),
+    ("fork_basics.py:example_loop", "trace", "inline"),
+    ("lstm_ensemble.py:ForkedBidirectionalRecurrentLSTM", "script", "inline"),
+    ("lstm_ensemble.py:BiForkLSTMEnsemble", "trace", "inline"),
+    ("lstm_ensemble.py:LSTMEnsemble", "script", "inline+completed"),
+    ("lstm_ensemble.py:LSTMEnsemble", "trace", "inline"),
+    ("lstm_ensemble.py:SerialLSTMEnsemble", "script", "model-has-no-forks"),
+])
+def test_serial_baseline_matches_and_leaves_the_model_alone(spec, mode, method):
+    from irviz.frontends.capture import capture
+    from irviz.frontends.inputs import resolve_inputs
+    from irviz.frontends.loader import load
+
+    torch.manual_seed(0)
+    [target] = load(_spec(spec)).targets
+    inputs = resolve_inputs(target, None)
+    model = capture(target, mode, inputs).scripted
+    before = str(model.graph)
+    baseline = M.build_serial_baseline(model)
+    assert baseline.info["method"] == method
+    with torch.no_grad():
+        assert M.outputs_equal(model(*inputs), baseline(*inputs))
+    assert str(model.graph) == before  # graphs are shared per type: never rewritten in place
+
+
+def test_serial_baseline_of_a_saved_archive(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(SAMPLES))
+    try:
+        import lstm_ensemble
+    finally:
+        sys.path.remove(str(SAMPLES))
+    path = tmp_path / "ensemble.pt"
+    torch.jit.script(lstm_ensemble.LSTMEnsemble().eval()).save(str(path))
+    result = M.measure(str(path), inputs="torch.rand(5, 2, 16)", settings=[(1, 2)],
+                       warmup=1, repeats=3, profile=False)
+    _check_timed(result, 1)
+    assert result["mode"] == "archive"
+    assert result["baseline_info"]["method"] == "inline+completed"
+
+
+# --------------------------------------------------------------------------- failures
+
+
+def _model_file(tmp_path, body: str):
+    path = tmp_path / "bad_models.py"
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+def test_a_model_that_raises_gives_an_error(tmp_path):
+    path = _model_file(tmp_path, """
+        import torch
+
+        def boom(x):
+            fut = torch.jit.fork(torch.neg, x)
+            if bool(x.sum() > -1.0):
+                raise RuntimeError("boom from the model")
+            return torch.jit.wait(fut)
+
+        example_inputs = {"boom": lambda: (torch.rand(3),)}
+    """)
+    result = M.measure(f"{path}:boom", settings=[(1, 2)], profile=True)
+    [row] = result["settings"]
+    assert "boom from the model" in row["error"]
+    assert row["serial"] is None and row["speedup"] is None
+    assert result["best_setting"] is None
+    assert result["profile"]["error"].startswith("not run")
+
+
+def test_an_endless_model_times_out(tmp_path):
+    path = _model_file(tmp_path, """
+        import torch
+
+        def spin(x):
+            i = 0
+            while i >= 0:
+                x = x + 1
+                i = i + 1
+            return x
+
+        example_inputs = {"spin": lambda: (torch.rand(3),)}
+    """)
+    started = time.monotonic()
+    result = M.measure(f"{path}:spin", timeout=5, profile=True)
+    elapsed = time.monotonic() - started
+    assert elapsed < 10, elapsed
+    first, *rest = result["settings"]
+    assert first["error"].startswith("timed out after"), first["error"]
+    assert "killed" in first["error"]
+    assert all(r["error"] for r in rest)
+    assert result["profile"]["error"].startswith("not run")
+
+
+def test_a_crashing_child_is_an_error_not_a_crash(tmp_path):
+    path = _model_file(tmp_path, """
+        import os
+        import signal
+        import torch
+
+        class Crash(torch.nn.Module):
+            def forward(self, x):
+                os.kill(os.getpid(), signal.SIGSEGV)  # while being traced, in the child
+                return x
+
+        example_inputs = {"Crash": lambda: (torch.rand(3),)}
+    """)
+    result = M.measure(f"{path}:Crash", mode="trace", settings=[(1, 2)], profile=False)
+    [row] = result["settings"]
+    assert "crashed with SIGSEGV" in row["error"] and "capture" in row["error"]
+
+
+def test_profiling_five_times_in_a_row():
+    spec = _spec("fork_basics.py:example")
+    outcomes = []
+    for _ in range(5):
+        prof = M.profile(spec, intra_op=1, inter_op=2, warmup=1, timeout=60)
+        if prof["error"] is None:
+            assert any(t["label"] == "foo" for t in prof["tasks"])
+            outcomes.append("ok")
+        else:  # a crashed child is a reported failure, never the parent's crash
+            assert prof["error"].startswith("profiling failed")
+            outcomes.append(prof["error"])
+    assert "ok" in outcomes, outcomes
+
+
+def test_user_errors_are_irviz_errors(tmp_path):
+    with pytest.raises(ModelLoadError, match="has no attribute"):
+        M.measure(_spec("fork_basics.py:exampel"), settings=[(1, 2)], profile=False)
+    with pytest.raises(InputsError, match="--inputs"):
+        M.measure(_spec("fork_basics.py:example"), inputs="torch.rand(", settings=[(1, 2)],
+                  profile=False)
+    with pytest.raises(UsageError, match="measure takes one"):
+        M.measure(_spec("fork_basics.py"), settings=[(1, 2)], profile=False)
+    with pytest.raises(UsageError, match="positive integers"):
+        M.measure(_spec("fork_basics.py:example"), settings=[(0, 2)])
+    with pytest.raises(UsageError, match="mode"):
+        M.measure(_spec("fork_basics.py:example"), mode="jit")
+
+
+# --------------------------------------------------------------------------- timeline
+
+
+def test_timeline_svg_is_xml_with_one_bar_per_task():
+    tasks = [
+        {"lane": 0, "name": "forward", "start_us": 0.0, "dur_us": 5000.0, "label": "Model.forward"},
+        {"lane": 1, "name": "<forked function>", "start_us": 100.0, "dur_us": 4000.0,
+         "label": "<script>alert(1)</script>", "site": "m.py:3"},
+        {"lane": 1, "name": "<forked function>", "start_us": 200.0, "dur_us": 300.0,
+         "label": "cell_f: LSTM"},  # overlaps the task above: a second row in lane 1
+        {"lane": 2, "name": "<forked function>", "start_us": 4500.0, "dur_us": 20.0,
+         "label": "<forked function>"},
+    ]
+    svg = timeline_svg(tasks, 'model.py:Model & "friends"')
+    root = ET.fromstring(svg)
+    bars = [r for r in root.iter(f"{SVG}rect") if r.get("class") == "task"]
+    assert len(bars) == len(tasks)
+    assert "<script>" not in svg and "&lt;script&gt;alert(1)&lt;/script&gt;" in svg
+    texts = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+    assert any(t.startswith("<script>alert(1)</script> · 4 ms") for t in texts), texts
+    assert 'model.py:Model & "friends"' in texts
+    assert "main thread" in texts and "pool thread 2" in texts
+    ys = {float(b.get("y")) for b in bars}
+    assert len(ys) == 4  # main, lane 1 row 1, lane 1 row 2, lane 2
+    assert ET.fromstring(timeline_svg([], "empty")) is not None

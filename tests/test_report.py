@@ -1,0 +1,240 @@
+"""Fork/wait analysis, cost model, parallelism facts and `irviz report`."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from irviz.analyses.cost import FORK_OVERHEAD_US, node_flops
+from irviz.cli import main
+from irviz.frontends.capture import capture
+from irviz.frontends.loader import load
+from irviz.api import build
+from irviz.report.parallelism import build_report
+from conftest import SAMPLES, one
+
+PATTERNS = Path(__file__).resolve().parent / "models" / "fork_patterns.py"
+
+
+def pattern(name: str, mode: str = "script"):
+    torch.manual_seed(0)
+    from irviz import api
+
+    [view] = api.visualize(f"{PATTERNS}:{name}", mode)
+    return view
+
+
+def forks(view):
+    return build_report([view])["targets"][0]["forks"]
+
+
+def lines(sites):
+    return [s["line"] if s else None for s in sites]
+
+
+# -- pairing, one test per form ------------------------------------------------------
+
+def test_direct_pairing_and_overlap_window():
+    view = pattern("direct")
+    [f] = forks(view)
+    assert f["callee"] == "fork_patterns.foo"
+    assert f["fork_site"]["line"] == 20 and lines(f["wait_sites"]) == [22]
+    assert f["instances"] == 1 and f["nested_in"] is None and f["overlap_ops"] == 1
+    [overlap] = view.graph.nodes[f["id"]]["irviz.fork"]["overlap"]
+    assert view.graph.nodes[overlap]["kind"] == "aten::mul"
+
+
+def test_futures_in_a_list_waited_in_another_loop():
+    [f] = forks(pattern("in_list"))
+    assert f["instances"] == 3 and f["loop"]["code"] == "for _ in range(3):"
+    assert lines(f["wait_sites"]) == [37]
+
+
+def test_dynamic_trip_count_is_reported_as_dynamic():
+    [f] = forks(pattern("dynamic_loop"))
+    assert f["instances"] is None
+
+
+def test_nested_forks_know_their_parent():
+    outer, inner = forks(pattern("nested"))
+    assert outer["callee"] == "fork_patterns.inner" and outer["nested_in"] is None
+    assert inner["callee"] == "fork_patterns.bar" and inner["nested_in"] == outer["id"]
+    assert inner["fork_site"]["line"] == 55 and lines(inner["wait_sites"]) == [56]
+
+
+def test_one_fork_per_branch_one_wait():
+    view = pattern("in_branch")
+    a, b = forks(view)
+    assert a["branch"] and b["branch"] and a["branch"]["id"] == b["branch"]["id"]
+    assert a["waits"] == b["waits"] and len(a["waits"]) == 1
+
+
+def test_future_returned_by_a_callee():
+    [f] = forks(pattern("across_calls"))
+    assert f["fork_site"]["line"] == 74 and lines(f["wait_sites"]) == [80]
+    assert f["overlap_ops"] == 1  # the cos between the call and the wait
+
+
+def test_never_waited_fork_is_reported_not_dropped():
+    view = pattern("escapes")
+    target = build_report([view])["targets"][0]
+    assert [u["kind"] for u in target["unpaired"]] == ["fork"]
+    assert [h["code"] for h in target["hazards"]] == ["never-waited"]
+    assert target["forks"][0]["wait_sites"] == []
+
+
+def test_module_forks_name_the_submodule():
+    assert [f["callee"] for f in forks(pattern("ForkModule"))] == ["a.forward", "b.forward"]
+
+
+@pytest.mark.parametrize("name,codes", [
+    ("immediate", {"wait-right-after-fork"}),
+    ("same_iteration", {"fork-wait-same-iteration"}),
+    ("direct", set()),
+    ("in_list", set()),
+])
+def test_hazards(name, codes):
+    found = {h["code"] for h in build_report([pattern(name)])["targets"][0]["hazards"]}
+    assert found - {"task-too-small"} == codes
+    assert "task-too-small" in found  # neg on 4x8 floats is far below a fork's cost
+
+
+def test_trace_mode_finds_forks_without_source_lines():
+    view = pattern("in_list", "trace")
+    found = forks(view)
+    assert len(found) == 3 and all(f["fork_site"] is None for f in found)
+    assert all(len(f["waits"]) == 1 for f in found)
+
+
+# -- the seeds -------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["script", "trace"])
+@pytest.mark.parametrize("name,top,nested", [
+    ("SerialLSTMEnsemble", 0, 0), ("ForkedBidirectionalRecurrentLSTM", 1, 0),
+    ("BiForkLSTMEnsemble", 4, 0), ("LSTMEnsemble", 4, 4)])
+def test_seed_lstm_forks(name, top, nested, mode):
+    found = forks(one(f"lstm_ensemble.py:{name}", mode))
+    assert sum(f["nested_in"] is None for f in found) == top
+    assert sum(f["nested_in"] is not None for f in found) == nested
+    assert all(len(f["waits"]) == 1 for f in found)
+    if mode == "script":
+        for f in found:
+            line = f["fork_site"]["line"]
+            assert line == (86 if f["nested_in"] is None and name == "LSTMEnsemble" else 37)
+            assert lines(f["wait_sites"]) == [87 if line == 86 else 41]
+            assert f["callee"].endswith("cell_f.forward__0" if line == 37 else ".forward")
+
+
+def test_seed_fork_loop_counts_100_tasks():
+    [f] = forks(one("fork_basics.py:example_loop"))
+    assert f["instances"] == 100
+    assert len(forks(one("fork_basics.py:example_loop", "trace"))) == 100
+
+
+# -- cost model and parallelism with known answers ----------------------------------
+
+def test_linear_flops_from_shapes():
+    view = one("my_cell.py:MyLinearCell", "trace", inputs="torch.rand(3, 4), torch.rand(3, 4)")
+    [linear] = [n for n, d in view.graph.nodes(data=True) if d["kind"] == "aten::linear"]
+    assert node_flops(view.graph, linear) == 2 * 3 * 4 * 4
+
+
+@pytest.mark.parametrize("name", ["direct", "across_calls"])
+def test_span_saves_the_smaller_of_task_and_overlap(name):
+    view = pattern(name)
+    facts = view.graph.graph["irviz.parallelism"]
+    [f] = forks(view)
+    assert facts["unit"] == "us"
+    saved = min(f["task_cost"], f["overlap_cost"])
+    assert facts["work"] - facts["span"] == pytest.approx(saved, abs=1e-3)
+
+
+def test_op_count_fallback_without_inputs():
+    result = load(f"{PATTERNS}:ForkModule")
+    G = build(capture(result.targets[0], "script", None))
+    facts = G.graph["irviz.parallelism"]
+    ops = [n for n, d in G.nodes(data=True)
+           if not d["hidden"] and d["kind"] not in ("prim::Param", "prim::Return")]
+    assert facts["unit"] == "ops" and facts["work"] == len(ops)
+    assert "op count" in G.graph["irviz.cost_model"]["basis"]
+
+
+def test_prediction_is_capped_by_threads_and_cpus():
+    facts = one("lstm_ensemble.py:LSTMEnsemble").graph.graph["irviz.parallelism"]
+    assert facts["width"] == 9  # 4 members, each with its forward LSTM forked, plus the caller
+    assert facts["parallelism"] > facts["limit"]
+    assert facts["predicted_speedup"] == facts["limit"] == min(torch.get_num_interop_threads(),
+                                                               __import__("os").cpu_count())
+    serial = one("lstm_ensemble.py:SerialLSTMEnsemble").graph.graph["irviz.parallelism"]
+    assert serial["predicted_speedup"] == 1.0 and serial["work"] == serial["span"]
+
+
+def test_fork_overhead_is_in_the_model():
+    view = pattern("immediate")
+    [f] = forks(view)
+    assert f["task_cost"] < FORK_OVERHEAD_US
+
+
+# -- the JSON schema -----------------------------------------------------------------
+
+SITE = {"path": str, "line": int, "column": int}
+FORK = {"id": str, "callee": str, "fork_site": (dict, type(None)), "wait_sites": list,
+        "instances": (int, type(None)), "loop": (dict, type(None)),
+        "nested_in": (str, type(None)), "overlap_cost": (int, float),
+        "task_cost": (int, float)}
+TARGET = {"name": str, "mode": str, "forks": list, "unpaired": list, "work": (int, float),
+          "span": (int, float), "predicted_speedup": (int, float),
+          "measured": (dict, type(None)), "hazards": list, "cost_unit": str,
+          "critical_path": list, "width": int}
+
+
+def _check(obj, schema, where):
+    for key, types in schema.items():
+        assert key in obj, f"{where}: missing {key}"
+        assert isinstance(obj[key], types), f"{where}.{key}: {type(obj[key]).__name__}"
+
+
+def test_json_schema_on_every_pattern_and_seed():
+    from irviz import api
+
+    views = api.visualize(str(PATTERNS)) + api.visualize(str(SAMPLES / "lstm_ensemble.py"))
+    data = json.loads(json.dumps(build_report(views)))
+    assert data["schema_version"] == 1 and len(data["targets"]) == len(views)
+    for t in data["targets"]:
+        _check(t, TARGET, t["name"])
+        for f in t["forks"]:
+            _check(f, FORK, f"{t['name']}.{f['id']}")
+            for site in [f["fork_site"], *f["wait_sites"]]:
+                if site is not None:
+                    _check(site, SITE, f["id"])
+
+
+# -- the command -----------------------------------------------------------------------
+
+def run(*args):
+    torch.manual_seed(0)
+    return CliRunner().invoke(main, ["report", *map(str, args)])
+
+
+def test_report_markdown_json_html(tmp_path):
+    result = run(SAMPLES / "lstm_ensemble.py:BiForkLSTMEnsemble")
+    assert result.exit_code == 0, result.stderr
+    assert "### Forks (4)" in result.stdout and "`models.0.cell_f.forward__0`" in result.stdout
+    result = run(SAMPLES / "fork_basics.py", "--format", "json")
+    data = json.loads(result.stdout)
+    assert [t["name"] for t in data["targets"]] == ["example", "example_loop"]
+    out = tmp_path / "r.html"
+    result = run(SAMPLES / "fork_basics.py:example", "--format", "html", "-o", out)
+    assert result.exit_code == 0, result.stderr
+    page = out.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "<svg" in page and "<?xml" not in page
+    assert re.search(r"<td>fork_basics\.py:18</td>", page)
+
+
+def test_report_bad_target_exits_2():
+    result = run(SAMPLES / "nope.py")
+    assert result.exit_code == 2 and result.stderr.startswith("error: ")
