@@ -495,8 +495,8 @@ def _last_stderr_line(stderr: str) -> str:
 
 
 def run_child(payload: dict, timeout: float, module: str = CHILD_MODULE,
-              cwd: str | None = None) -> tuple[dict | None, str | None, float]:
-    """Run ``python -m module`` with ``payload`` (JSON on stdin) and a hard deadline.
+              cwd: str | None = None, args: tuple[str, ...] = ()) -> tuple[dict | None, str | None, float]:
+    """Run ``python -m module *args`` with ``payload`` (JSON on stdin) and a hard deadline.
 
     Returns ``(result, error, seconds)``: ``result`` is the JSON object the child
     printed on stdout (or None), ``error`` a one-line reason when the child timed
@@ -506,7 +506,7 @@ def run_child(payload: dict, timeout: float, module: str = CHILD_MODULE,
     env["PYTHONPATH"] = _REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     env.setdefault("PYTHONWARNINGS", "ignore")
     started = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", module], stdin=subprocess.PIPE,
+    proc = subprocess.Popen([sys.executable, "-m", module, *args], stdin=subprocess.PIPE,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=cwd or os.getcwd(), env=env, start_new_session=True)
     try:
