@@ -102,22 +102,48 @@ def main() -> None:
 @click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
               show_default=True,
               help="Graphviz: the dot binary, or the embedded WebAssembly build.")
+@click.option("--lint", "with_lint", is_flag=True,
+              help="Also run `irviz lint` (default rules) and draw its findings on the graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug):
+def render(target, output, fmt, mode, inputs, depth, expand_library, engine, with_lint, quiet,
+           debug):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
     package.module:NAME, or a saved TorchScript archive (.pt).
     """
     code = _render(target, output, fmt, mode, inputs, depth, expand_library, engine,
-                   quiet, debug)
+                   quiet, debug, with_lint)
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
 
 
-def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug):
+def _linted_view(api, tgt, mode, inputs, options):
+    """One capture serves both the lint run and the picture of its findings."""
+    from dataclasses import replace
+
+    from .lint import rules  # noqa: F401 - registers every rule
+    from .lint.registry import REGISTRY
+    from .lint.runner import LintOptions, lint_target
+    from .lint.suppress import filter_suppressed
+
+    found, run = lint_target(tgt, LintOptions(mode="both", inputs=inputs))
+    selected = REGISTRY.selected()
+    found, _ = filter_suppressed([d for d in found if d.code in selected])
+    pairs = [(run.script, run.script_graph), (run.trace, run.trace_graph)]
+    if mode == "trace":
+        pairs.reverse()
+    cap, graph = next(((c, g) for c, g in pairs if c is not None), (None, None))
+    if cap is None:
+        return api.visualize_target(tgt, mode, inputs, options), found
+    opts = replace(options, findings=[d.to_dict() for d in found])
+    return api.Visualization(cap, graph, opts), found
+
+
+def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug,
+            with_lint=False):
     def say(text: str) -> None:
         if not quiet:
             click.echo(text, err=True)
@@ -145,7 +171,12 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
     for tgt, path in zip(targets, paths):
         started = time.perf_counter()
         try:
-            view = api.visualize_target(tgt, mode, inputs, options)
+            if with_lint:
+                view, found = _linted_view(api, tgt, mode, inputs, options)
+                for d in found:
+                    say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
+            else:
+                view = api.visualize_target(tgt, mode, inputs, options)
             for note in view.capture.notes:
                 say(f"note: {tgt.spec}: {note}")
             for w in view.capture.warnings:
@@ -175,6 +206,151 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
                 continue
             return INTERNAL_ERROR
     return 2 if failed else 0
+
+
+def _codes(values: tuple[str, ...]) -> list[str] | None:
+    """``--select IRV1,IRV201 --select IRV3`` -> ["IRV1", "IRV201", "IRV3"]."""
+    out = [c.strip().upper() for v in values for c in v.split(",") if c.strip()]
+    return out or None
+
+
+@main.command()
+@click.argument("targets", nargs=-1, required=True, metavar="TARGET...")
+@click.option("--select", multiple=True, metavar="CODES",
+              help="Rule codes or prefixes to check (comma separated), e.g. IRV1,IRV201; ALL "
+                   "for every rule. Default: the rules on by default.")
+@click.option("--ignore", multiple=True, metavar="CODES", help="Codes or prefixes to skip.")
+@click.option("--extend-select", multiple=True, metavar="CODES",
+              help="Add codes to the selection (e.g. the noisy IRV4).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "sarif", "github"]),
+              default=None, help="Output format.  [default: text, or `format` in "
+                                 "[tool.irviz]]")
+@click.option("-o", "--output", metavar="FILE", help="Write findings here (default: stdout).")
+@click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
+@click.option("--mode", type=click.Choice(["both", "script", "trace"]), default="both",
+              show_default=True, help="Which captures to compare: script, trace (needs "
+                                      "inputs), or both.")
+@click.option("--inputs", metavar="EXPR", help="Example inputs (see `irviz render`).")
+@click.option("--dynamic-dims", multiple=True, metavar="NAME:DIM",
+              help="Dimensions of forward() arguments that vary in deployment, e.g. xs:0; "
+                   "the model is traced again with them changed. Default: dim 0 of every "
+                   "tensor input.")
+@click.option("--no-exec", is_flag=True,
+              help="Do not run the model: only the source (AST) checks.")
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="pyproject.toml to read [tool.irviz] from (default: found upwards).")
+@click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, inputs,
+         dynamic_dims, no_exec, config_path, no_hints, quiet, debug):
+    """Find tracing and fork/wait pitfalls in the models of each TARGET.
+
+    TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
+    (every .py file in it). Output is `path:line:col: CODE message` like ruff and flake8;
+    suppress a finding with `# noqa: IRV101` on its line. Exit code: 0 clean, 1
+    findings, 2 could not run.
+    """
+    code = _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode,
+                 inputs, dynamic_dims, no_exec, config_path, no_hints, quiet, debug)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    sys.exit(code)
+
+
+def _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, inputs,
+          dynamic_dims, no_exec, config_path, no_hints, quiet, debug):
+    def say(text: str) -> None:
+        if not quiet:
+            click.echo(text, err=True)
+
+    try:
+        from . import __version__ as version
+        from .config import load_config
+        from .files import check_writable_dir, write_atomic
+        from .lint import rules  # noqa: F401 - registers every rule
+        from .lint.registry import REGISTRY
+        from .lint.runner import LintOptions, lint as run_lint
+        from .report.formatters import FORMATTERS
+
+        config = load_config(path=Path(config_path)) if config_path else load_config(
+            Path(targets[0]).resolve().parent if Path(targets[0]).exists() else Path.cwd())
+        fmt = fmt or config.format or "text"
+        if fmt not in FORMATTERS:
+            raise UsageError(f"format {fmt!r} in {config.source} is not one of "
+                             f"{', '.join(FORMATTERS)}")
+        if output and output != "-":
+            out_path = Path(output)
+            check_writable_dir(out_path.parent if str(out_path.parent) else Path("."))
+        options = LintOptions(mode=mode, inputs=inputs,
+                              dynamic_dims=list(dynamic_dims) or list(config.dynamic_dims),
+                              no_exec=no_exec, select=_codes(select), ignore=_codes(ignore),
+                              extend_select=_codes(extend_select), config=config)
+        result = run_lint(list(targets), options)
+    except Exception as exc:  # noqa: BLE001
+        return _fail(exc, debug)
+    for spec, error in result.errors:
+        click.echo(error.format(), err=True)
+    for note in result.notes:
+        say(f"note: {note}")
+    if no_exec:
+        say("note: --no-exec: only the source (ast) checks ran; the model was not executed")
+    used = sorted({d.code for d in result.diagnostics})
+    formatter = FORMATTERS[fmt]
+    text = formatter(result.diagnostics, rules=[REGISTRY.get(c) for c in used],
+                     tool_version=version) if fmt != "text" else formatter(
+        result.diagnostics, show_hints=not no_hints)
+    try:
+        if output and output != "-":
+            write_atomic(Path(output), text.encode("utf-8"))
+        else:
+            sys.stdout.write(text)
+    except Exception as exc:  # noqa: BLE001
+        return _fail(exc, debug)
+    counts = {s: sum(d.severity == s for d in result.diagnostics)
+              for s in ("error", "warning", "info")}
+    models = len(result.runs)
+    summary = (f"Found {len(result.diagnostics)} finding"
+               f"{'s' if len(result.diagnostics) != 1 else ''} ("
+               + ", ".join(f"{n} {s}{'s' if n != 1 else ''}" for s, n in counts.items() if n)
+               + f") in {models} model{'s' if models != 1 else ''}"
+               if result.diagnostics else
+               f"All checks passed for {models} model{'s' if models != 1 else ''}")
+    if result.suppressed:
+        summary += f"; {result.suppressed} suppressed by noqa"
+    say(summary + ".")
+    if result.errors:
+        return 2
+    return 1 if result.diagnostics and not exit_zero else 0
+
+
+@main.command("rule")
+@click.argument("code", required=False)
+@click.option("--all", "show_all", is_flag=True, help="List every rule.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True)
+def rule_cmd(code, show_all, fmt):
+    """Explain a lint rule: `irviz rule IRV101` (or list them with --all)."""
+    import json as _json
+
+    from .lint import rules  # noqa: F401
+    from .lint.registry import REGISTRY, rule_json, rule_text
+
+    try:
+        if show_all or not code:
+            chosen = REGISTRY.all()
+            if fmt == "json":
+                click.echo(_json.dumps([rule_json(r) for r in chosen], indent=2))
+            else:
+                for r in chosen:
+                    state = "" if r.default else "  (off by default)"
+                    click.echo(f"{r.code}  {r.name:34} {r.severity:8}{state}")
+            sys.exit(0)
+        chosen = REGISTRY.get(code)
+        click.echo(_json.dumps(rule_json(chosen), indent=2) if fmt == "json"
+                   else rule_text(chosen))
+    except IrvizError as exc:
+        sys.exit(_fail(exc, False))
 
 
 @main.command()

@@ -47,16 +47,25 @@ def _numel(shape) -> int:
 
 
 def _input_shape(G: nx.DiGraph, node: str, index: int):
+    """Shape of input ``index``: from the edge, else from a producer that knows it (an
+    ``If`` output has one producer per branch; only the branch that ran has a shape)."""
     producers = G.nodes[node]["inputs"]
-    if index >= len(producers) or len(producers[index]) != 1:
+    if index >= len(producers):
         return None
-    producer = producers[index][0]
-    if producer not in G:
-        return None
-    if G.has_edge(producer, node) and G.edges[producer, node].get("shape") is not None:
-        return G.edges[producer, node]["shape"]
-    outs = G.nodes[producer]["outputs"]
-    return outs[0]["shape"] if len(outs) == 1 else None
+    for producer in producers[index]:
+        if producer not in G:
+            continue
+        edge = G.edges[producer, node] if G.has_edge(producer, node) else {}
+        if edge.get("shape") is not None:
+            return edge["shape"]
+        for origin in G.nodes[node].get("captured", {}).get(str(index), ()):  # task input
+            outs = G.nodes[origin]["outputs"] if origin in G else []
+            if len(outs) == 1 and outs[0].get("shape") is not None:
+                return outs[0]["shape"]
+        outs = G.nodes[producer]["outputs"]
+        if len(outs) == 1 and outs[0].get("shape") is not None:
+            return outs[0]["shape"]
+    return None
 
 
 def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:

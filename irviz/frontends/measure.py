@@ -72,7 +72,9 @@ Result of :func:`measure` (JSON-serialisable)::
     }
 
     STATS = {"median_s", "min_s", "max_s", "spread_s" (interquartile range),
-             "cpu_median_s" (process CPU time per call, all threads), "runs" [s, ...]}
+             "cpu_median_s" (process CPU time per call, all threads),
+             "cpu_per_wall" (cpu_median_s / median_s: about 1.0 = no two threads ran at once),
+             "runs" [s, ...]}
 
 Default thread settings (:func:`default_settings`), with P = usable CPUs:
 ``(default, default)`` - what the user's process gets (intra-op = cores,
@@ -158,6 +160,8 @@ def summarize(runs: list[float], cpu: list[float] | None = None) -> dict:
            "spread_s": spread, "runs": runs}
     if cpu:
         out["cpu_median_s"] = statistics.median(cpu)
+        out["cpu_per_wall"] = round(out["cpu_median_s"] / out["median_s"], 3) \
+            if out["median_s"] > 0 else None
     return out
 
 

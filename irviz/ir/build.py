@@ -41,6 +41,35 @@ class _ModuleRef:
         return f"module:{self.path}"
 
 
+class _Captured(tuple):
+    """A task input: produced by the ``prim::fork`` (``(fork,)``), captured from ``origin``
+    (the caller's producers), which consumers record in their ``captured`` attribute."""
+
+    origin: tuple = ()
+
+
+def _captured(fork: str, origin: tuple) -> _Captured:
+    ref = _Captured((fork,))
+    ref.origin = origin
+    return ref
+
+
+def _merge(refs: list) -> tuple:
+    """The producers of a value that comes from one of several branches."""
+    merged: list[str] = []
+    origin: list[str] = []
+    for ref in refs:
+        for p in ref if isinstance(ref, tuple) else ():
+            if p not in merged:
+                merged.append(p)
+        origin += [o for o in getattr(ref, "origin", ()) if o not in origin]
+    if not origin:
+        return tuple(merged)
+    out = _Captured(merged)
+    out.origin = tuple(origin)
+    return out
+
+
 @dataclass(frozen=True)
 class _FunctionRef:
     qualname: str
@@ -189,6 +218,10 @@ class _Builder:
             subgraph_of=fork, outputs=[value_info(o) for o in node.outputs()],
             inputs=[self._ref_list(r) for r in refs], attributes=attrs, hidden=hidden,
             **(extra or {}))
+        captured = {str(i): list(r.origin) for i, r in enumerate(refs)
+                    if isinstance(r, _Captured) and r.origin}
+        if captured:
+            self.G.nodes[nid]["captured"] = captured
         for value, ref in zip(inputs, refs):
             self._connect(ref, nid, value)
         for out in node.outputs():
@@ -304,13 +337,7 @@ class _Builder:
             self._walk_nodes(sub.nodes(), env, f"{cid}/", cid, scope, fork, depth)
             yields.append([self._lookup(env, v) for v in sub.outputs()])
         for i, value in enumerate(node.outputs()):
-            merged: list[str] = []
-            for branch in yields:
-                ref = branch[i]
-                for p in ref if isinstance(ref, tuple) else ():
-                    if p not in merged:
-                        merged.append(p)
-            env[value.unique()] = tuple(merged)
+            env[value.unique()] = _merge([branch[i] for branch in yields])
         self.G.nodes[nid]["branch_yields"] = [[self._ref_list(r) for r in b] for b in yields]
 
     def _loop(self, node, nid, env, block, scope, fork, depth):
@@ -352,7 +379,12 @@ class _Builder:
                               source=source, user_source=user_source)
         task_env: dict[int, object] = {}
         for param, ref in zip(sub.inputs(), refs):
-            task_env[param.unique()] = ref if isinstance(ref, _ModuleRef) else (nid,)
+            if isinstance(ref, _ModuleRef):
+                task_env[param.unique()] = ref
+            else:  # a nested task's origin is its parent task's origin
+                origin = getattr(ref, "origin", None) or (tuple(ref) if isinstance(ref, tuple)
+                                                          else ())
+                task_env[param.unique()] = _captured(nid, tuple(origin))
         outs = self._walk_graph_body(sub, task_env, f"{cid}/", cid, scope, nid, depth)
         self.G.nodes[nid]["task_returns"] = [p for r in outs for p in self._ref_list(r)]
 

@@ -28,6 +28,8 @@ Node attributes (all JSON-serialisable):
                  ``If`` output has one producer per branch); module values
                  are ``"module:<path>"``.
 ``attributes``   TorchScript node attributes as strings (``value``, ``name``).
+``captured``     for inputs produced by a ``prim::fork`` (a task's captured values): input
+                 index (str) -> the caller's producers of that value.
 ``hidden``       True for nodes the picture folds into their consumers
                  (constants, ``prim::GetAttr`` of parameters, constant lists).
 ``code``         source line text for control-flow nodes (``if x.sum() > 0:``).

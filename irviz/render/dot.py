@@ -42,6 +42,9 @@ class RenderOptions:
     #: paths in labels/tooltips are shown relative to this directory
     source_root: str | None = None
     notes: list[str] = field(default_factory=list)
+    #: lint findings to draw (``Diagnostic.to_dict()`` records): a badge on the node(s) of
+    #: the finding's line, or a line under the title when no node has that line
+    findings: list[dict] = field(default_factory=list)
 
 
 def _q(text: str) -> str:
@@ -82,6 +85,7 @@ class _DotWriter:
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self.collapsed = self._collapsed_containers()
         self.rep = {n: self._representative(n) for n in G}
+        self.badges, self.unplaced = self._place_findings()
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
         self._kids = self._children()
@@ -125,6 +129,34 @@ class _DotWriter:
         if data.get("hidden"):
             return None
         return node
+
+    def _place_findings(self) -> tuple[dict[str, list[dict]], list[dict]]:
+        """Drawn node (or box) -> findings on its source line; findings with no node."""
+        by_line: dict[tuple[str, int], str] = {}
+        for node, data in self.G.nodes(data=True):
+            rep = self.rep[node]
+            loc = data.get("user_source")
+            if rep is None or not loc:
+                continue
+            path, line, _ = split_location(loc)
+            by_line.setdefault((os.path.abspath(path), line), rep)
+        badges: dict[str, list[dict]] = {}
+        unplaced = []
+        for finding in self.opt.findings:
+            rep = by_line.get((os.path.abspath(finding["path"]), finding["line"]))
+            if rep is None:
+                unplaced.append(finding)
+            else:
+                badges.setdefault(rep, []).append(finding)
+        return badges, unplaced
+
+    def _badge_rows(self, rep: str) -> list[str]:
+        codes = sorted({f["code"] for f in self.badges.get(rep, [])})
+        return [f'<FONT POINT-SIZE="9" COLOR="#c62828"><B>⚠ {_h(" ".join(codes))}</B></FONT>'] \
+            if codes else []
+
+    def _badge_tooltip(self, rep: str) -> list[str]:
+        return [f"{f['code']} {f['name']}: {f['message']}" for f in self.badges.get(rep, [])]
 
     def _loc(self, location: str | None) -> str | None:
         return short_location(location, self.root_dir)
@@ -192,6 +224,7 @@ class _DotWriter:
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
         cells = [f"<B>{_h(title)}</B>"]
         cells += [f'<FONT POINT-SIZE="9" COLOR="#455a64">{_h(r)}</FONT>' for r in rows if r]
+        cells += self._badge_rows(node)
         return "<" + "<BR/>".join(cells) + ">"
 
     def _task_callee(self, fork: str) -> str | None:
@@ -226,6 +259,7 @@ class _DotWriter:
         folded = self._folded(node)
         if folded:
             lines.append("args: " + ", ".join(folded))
+        lines += self._badge_tooltip(node)
         if "irviz.waits" in data:
             waits = data["irviz.waits"]
             lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
@@ -250,7 +284,10 @@ class _DotWriter:
         title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
         rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}"><B>{_h(title)}</B>'
                 f' <FONT COLOR="#607d8b">({_h(G.graph.get("mode"))})</FONT></TD></TR>']
-        for note in self.opt.notes:
+        notes = list(self.opt.notes) + [
+            f"⚠ {f['code']} {os.path.basename(f['path'])}:{f['line']}: {f['message']}"
+            for f in self.unplaced]
+        for note in notes:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}">'
                         f'<FONT COLOR="#c62828">{_h(_truncate(note, 140))}</FONT></TD></TR>')
         cells = []
@@ -314,6 +351,9 @@ class _DotWriter:
         if data.get("irviz.critical"):
             attrs.update(CRITICAL)
             classes.append("irviz-critical")
+        if node in self.badges:
+            attrs.update(color="#c62828", penwidth="2.4")
+            classes.append("irviz-finding")
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")
 
@@ -321,13 +361,15 @@ class _DotWriter:
         info = self.blocks[cid]
         members = [n for n, r in self.rep.items() if r == f"box:{cid}"]
         ops = sum(1 for n in members if not self.G.nodes[n].get("hidden"))
-        label = (f"<<B>{_h(info['label'])}</B><BR/>"
-                 f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}</FONT>>')
+        rows = [f"<B>{_h(info['label'])}</B>",
+                f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}</FONT>']
+        label = "<" + "<BR/>".join(rows + self._badge_rows(f"box:{cid}")) + ">"
         tooltip = [f"{info['kind']} call: {info['label']}",
                    f"type: {info.get('qualified_type')}"]
         if info.get("user_source"):
             tooltip.append(f"called at: {self._loc(info['user_source'])}")
         tooltip.append(f"collapsed: {ops} operations inside")
+        tooltip += self._badge_tooltip(f"box:{cid}")
         attrs = dict(NODE_STYLE["module"])
         attrs.update(label=label, tooltip="\n".join(tooltip), id=f"irviz:box:{cid}",
                      **{"class": "irviz-module"})

@@ -134,8 +134,8 @@ def timeline_svg(tasks: list[dict], title: str) -> str:
         out.append(f'<line x1="{tx:.1f}" y1="{axis_y - 4}" x2="{tx:.1f}" y2="{grid_bottom}" '
                    f'stroke="#e3e3e3" stroke-width="1"/>')
         out.append(f'<text x="{tx:.1f}" y="{axis_y - 8}" font-size="10" fill="#555555" '
-                   f'text-anchor="middle">{_e(_tick_label(v, step))}</text>')
-    out.append(f'<text x="{GUTTER - 8}" y="{axis_y - 8}" font-size="10" fill="#555555" '
+                   f'text-anchor="middle">{_e(_tick_label(v, step) if k else "0")}</text>')
+    out.append(f'<text x="{GUTTER - 14}" y="{axis_y - 8}" font-size="10" fill="#555555" '
                f'text-anchor="end">time (ms)</text>')
 
     y = TOP

@@ -1,0 +1,221 @@
+"""``[tool.irviz]`` in pyproject.toml: found like black and ruff find theirs, and checked.
+
+irviz walks up from the start directory and takes the first ``pyproject.toml`` that has
+a ``[tool.irviz]`` table; it stops at a directory holding ``.git`` (the project root)
+or at the filesystem root. Keys are kebab-case, as in ruff::
+
+    [tool.irviz]
+    select = ["IRV1", "IRV2"]
+    ignore = ["IRV121"]
+    extend-select = ["IRV401"]
+    per-file-ignores = { "tests/*" = ["IRV133"] }
+    exclude = ["build/*"]
+    dynamic-dims = ["x:0"]
+    mode = "trace"
+    format = "text"
+    engine = "auto"
+    depth = 2
+
+An unknown key or a value of the wrong type is a :class:`~irviz.errors.UsageError`
+naming the file and the key. Command-line options override these values; rule codes
+are checked by :meth:`irviz.lint.registry.Registry.selected`.
+"""
+from __future__ import annotations
+
+import difflib
+import fnmatch
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import UsageError
+
+try:  # Python 3.11+
+    import tomllib
+except ImportError:  # pragma: no cover - Python 3.10
+    try:
+        import tomli as tomllib
+    except ImportError:
+        tomllib = None
+
+__all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored"]
+
+MODES = ("script", "trace", "auto")
+FORMATS = ("text", "json", "sarif", "github")
+ENGINES = ("auto", "dot", "wasm")
+
+#: every key of [tool.irviz] and what it takes
+KEYS = {
+    "select": "a list of rule codes or prefixes",
+    "ignore": "a list of rule codes or prefixes",
+    "extend-select": "a list of rule codes or prefixes",
+    "per-file-ignores": "a table of glob = [codes]",
+    "exclude": "a list of globs",
+    "dynamic-dims": 'a list of "input:dim" strings',
+    "mode": f"one of {', '.join(MODES)}",
+    "format": f"one of {', '.join(FORMATS)}",
+    "engine": f"one of {', '.join(ENGINES)}",
+    "depth": "a non-negative integer",
+}
+
+
+@dataclass
+class Config:
+    """The settings of ``[tool.irviz]``; None (or empty) where the file says nothing."""
+
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    extend_select: list[str] | None = None
+    per_file_ignores: dict[str, list[str]] = field(default_factory=dict)
+    exclude: list[str] = field(default_factory=list)
+    dynamic_dims: list[str] = field(default_factory=list)
+    mode: str | None = None
+    format: str | None = None
+    engine: str | None = None
+    depth: int | None = None
+    #: the pyproject.toml these settings came from (None: defaults, no file)
+    source: Path | None = None
+
+
+def _read_toml(path: Path) -> dict:
+    if tomllib is None:  # pragma: no cover - Python 3.10 without tomli
+        raise UsageError(f"cannot read {path}: reading TOML needs Python 3.11+ or the "
+                         f"tomli package", hint="pip install tomli")
+    try:
+        with open(path, "rb") as f:
+            return tomllib.load(f)
+    except tomllib.TOMLDecodeError as exc:
+        raise UsageError(f"{path} is not valid TOML: {exc}",
+                         hint="fix the file, or pass another one with --config") from None
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+
+
+def _irviz_table(data: dict) -> dict | None:
+    tool = data.get("tool")
+    if not isinstance(tool, dict):
+        return None
+    return tool.get("irviz")
+
+
+def find_config(start: Path) -> Path | None:
+    """The first ``pyproject.toml`` with a ``[tool.irviz]`` table in ``start`` or a
+    directory above it, stopping at a ``.git`` directory or the filesystem root."""
+    start = Path(start).resolve()
+    if start.is_file():
+        start = start.parent
+    for directory in (start, *start.parents):
+        candidate = directory / "pyproject.toml"
+        if candidate.is_file() and _irviz_table(_read_toml(candidate)) is not None:
+            return candidate
+        if (directory / ".git").exists():
+            return None
+    return None
+
+
+def _type_name(value) -> str:
+    return {bool: "a boolean", int: "an integer", float: "a number", str: "a string",
+            list: "a list", dict: "a table"}.get(type(value), type(value).__name__)
+
+
+def _wrong(path: Path, key: str, value, expected: str | None = None) -> UsageError:
+    return UsageError(f"`{key}` in [tool.irviz] of {path} must be "
+                      f"{expected or KEYS[key]}, got {_type_name(value)}: {value!r}")
+
+
+def _str_list(path: Path, key: str, value, expected: str | None = None) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        error = _wrong(path, key, value, expected)
+        if isinstance(value, str):
+            error.hint = f'write {key} = ["{value}"]'
+        raise error
+    return list(value)
+
+
+def _choice(path: Path, key: str, value, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise _wrong(path, key, value)
+    return value
+
+
+def _parse(table: dict, path: Path) -> Config:
+    if not isinstance(table, dict):
+        raise UsageError(f"[tool.irviz] in {path} must be a table, got "
+                         f"{_type_name(table)}")
+    config = Config(source=path)
+    for key, value in table.items():
+        if key not in KEYS:
+            close = difflib.get_close_matches(key.replace("_", "-"), list(KEYS), n=1)
+            hint = f"valid keys: {', '.join(sorted(KEYS))}"
+            if close:
+                hint = f"did you mean `{close[0]}`? {hint}"
+            raise UsageError(f"unknown key `{key}` in [tool.irviz] of {path}", hint=hint)
+        if key in ("select", "ignore", "extend-select", "exclude", "dynamic-dims"):
+            setattr(config, key.replace("-", "_"), _str_list(path, key, value))
+        elif key == "per-file-ignores":
+            if not isinstance(value, dict):
+                raise _wrong(path, key, value)
+            config.per_file_ignores = {
+                glob: _str_list(path, f'per-file-ignores."{glob}"', codes,
+                                "a list of rule codes or prefixes")
+                for glob, codes in value.items()}
+        elif key == "mode":
+            config.mode = _choice(path, key, value, MODES)
+        elif key == "format":
+            config.format = _choice(path, key, value, FORMATS)
+        elif key == "engine":
+            config.engine = _choice(path, key, value, ENGINES)
+        elif key == "depth":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _wrong(path, key, value)
+            config.depth = value
+    return config
+
+
+def load_config(start: Path | None = None, path: Path | None = None) -> Config:
+    """The settings for a run started in ``start`` (default: the working directory).
+
+    An explicit ``path`` (``--config``) wins over the search and must have a
+    ``[tool.irviz]`` table. Without any file, every setting is at its default.
+    """
+    if path is not None:
+        path = Path(path)
+        if not path.is_file():
+            raise UsageError(f"config file {path} does not exist",
+                             hint="pass the path of a pyproject.toml with a [tool.irviz] "
+                                  "table")
+        table = _irviz_table(_read_toml(path))
+        if table is None:
+            raise UsageError(f"{path} has no [tool.irviz] table",
+                             hint="add one, or leave out --config to search for it")
+        return _parse(table, path)
+    found = find_config(Path(start) if start is not None else Path.cwd())
+    if found is None:
+        return Config()
+    return _parse(_irviz_table(_read_toml(found)), found)
+
+
+def per_file_ignored(config: Config, path: str) -> set[str]:
+    """The codes and prefixes ``per-file-ignores`` ignores for ``path`` (upper case).
+
+    Each glob is matched (fnmatch) against the path relative to the directory of the
+    config file, with forward slashes, and against the file's base name.
+    """
+    if not config.per_file_ignores:
+        return set()
+    base = config.source.parent if config.source is not None else Path.cwd()
+    absolute = Path(os.path.abspath(path))
+    try:
+        relative = absolute.relative_to(Path(os.path.abspath(base))).as_posix()
+    except ValueError:
+        relative = Path(path).as_posix()
+    name = absolute.name
+    ignored: set[str] = set()
+    for glob, codes in config.per_file_ignores.items():
+        pattern = glob[2:] if glob.startswith("./") else glob
+        # fnmatch's * crosses "/", so "dir/*" is recursive; "**/" may also match nothing
+        patterns = {pattern, pattern.replace("**/", "")}
+        if any(fnmatch.fnmatchcase(relative, p) or fnmatch.fnmatchcase(name, p)
+               for p in patterns):
+            ignored.update(code.strip().upper() for code in codes)
+    return ignored

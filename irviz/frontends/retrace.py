@@ -1,0 +1,128 @@
+"""Trace again with differently shaped inputs, to expose shapes baked into a trace.
+
+``torch.jit.trace`` records the path and the sizes one example took; a loop
+over ``range(x.size(0))``, a branch on ``x.dim()`` or a size turned into a
+Python int leaves no warning. Tracing again with perturbed inputs and
+comparing the two graphs (and running the first trace on the new inputs
+against eager execution) reveals them.
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+
+import torch
+
+from ..errors import UsageError
+from .capture import Capture, capture
+
+
+@dataclass
+class Retrace:
+    """A second trace of the same target on perturbed inputs."""
+
+    inputs: tuple
+    #: what changed, e.g. "x: dim 0 3 -> 4"
+    change: str
+    capture: Capture | None
+    #: why the second trace (or running the first trace on the new inputs) failed
+    error: str | None
+    #: the first trace's outputs on the new inputs differ from eager execution
+    outputs_differ: bool
+
+
+def parse_dynamic_dims(specs: list[str] | None) -> dict[str, list[int]]:
+    """``["x:0", "h:0,1"]`` -> ``{"x": [0], "h": [0, 1]}`` (option ``--dynamic-dims``)."""
+    out: dict[str, list[int]] = {}
+    for spec in specs or []:
+        for item in spec.split(";"):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, dims = item.partition(":")
+            try:
+                if not sep or not name.strip():
+                    raise ValueError
+                out.setdefault(name.strip(), []).extend(int(d) for d in dims.split(","))
+            except ValueError:
+                raise UsageError(f"--dynamic-dims {item!r} is not NAME:DIM[,DIM...]",
+                                 hint='e.g. --dynamic-dims "xs:0" (dimension 0 of forward '
+                                      "argument xs may change)") from None
+    return out
+
+
+def _param_names(obj) -> list[str]:
+    fn = getattr(obj, "forward", obj)
+    try:
+        params = list(inspect.signature(fn).parameters)
+    except (TypeError, ValueError):
+        return []
+    return [p for p in params if p != "self"]
+
+
+def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    shape = list(t.shape)
+    for d in dims:
+        if -len(shape) <= d < len(shape):
+            shape[d] += 1
+    if t.dtype.is_floating_point or t.dtype.is_complex:
+        return torch.rand(shape, dtype=t.dtype, device=t.device)
+    if t.dtype == torch.bool:
+        return torch.rand(shape, device=t.device) > 0.5
+    high = int(t.max().item()) + 1 if t.numel() else 2
+    return torch.randint(0, max(high, 1), shape, dtype=t.dtype, device=t.device)
+
+
+def perturbed_inputs(obj, inputs: tuple, dynamic: dict[str, list[int]]) -> tuple[tuple, str]:
+    """Inputs with the declared dynamic dims (default: dim 0 of every tensor) one larger."""
+    names = _param_names(obj)
+    unknown = sorted(set(dynamic) - set(names))
+    if unknown and names:
+        raise UsageError(f"--dynamic-dims names {', '.join(unknown)}, which forward() does "
+                         f"not take", hint=f"forward's arguments: {', '.join(names)}")
+    changed, out = [], []
+    for i, value in enumerate(inputs):
+        name = names[i] if i < len(names) else f"input {i}"
+        dims = dynamic.get(name, [] if dynamic else [0])
+        if isinstance(value, torch.Tensor) and value.dim() > 0 and dims:
+            new = _grow(value, dims)
+            changed.append(f"{name}: {tuple(value.shape)} -> {tuple(new.shape)}")
+            out.append(new)
+        else:
+            out.append(value)
+    return tuple(out), "; ".join(changed)
+
+
+def _same(a, b) -> bool:
+    if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
+        return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-4, equal_nan=True)
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return a == b
+
+
+def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retrace | None:
+    """Trace ``first.target`` again on perturbed inputs; None when nothing can be perturbed."""
+    obj = first.target.obj
+    if first.inputs is None or not callable(obj):
+        return None
+    new_inputs, change = perturbed_inputs(obj, first.inputs, dynamic or {})
+    if not change:
+        return None
+    differ = False
+    error = None
+    try:
+        with torch.no_grad():
+            expected = obj(*new_inputs)
+            got = first.scripted(*new_inputs)
+        differ = not _same(expected, got)
+    except Exception as exc:  # the model may not accept other shapes: then we cannot tell
+        error = f"running on {change} raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+        return Retrace(new_inputs, change, None, error, False)
+    try:
+        second = capture(first.target, "trace", new_inputs)
+    except Exception as exc:
+        return Retrace(new_inputs, change, None, f"tracing on {change} failed: {exc}", differ)
+    return Retrace(new_inputs, change, second, error, differ)

@@ -1,0 +1,77 @@
+"""The record of one finding: :class:`Diagnostic`.
+
+Rules never build a Diagnostic by hand: they call ``Rule.diagnostic(...)``
+(:mod:`irviz.lint.registry`), the one place findings are created, so the code,
+name, severity and hint always come from the rule class.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+#: how bad a finding is; ``info`` becomes ``note`` in SARIF and ``notice`` on GitHub
+SEVERITIES = ("error", "warning", "info")
+
+#: how a finding was detected (a rule may use several; the report says which fired):
+#: ``trace`` what torch.jit.trace warned or raised; ``script-vs-trace`` the scripted
+#: graph keeps what the trace froze; ``retrace`` the graph changed when traced again
+#: with other inputs; ``ast`` the Python source, without running it; ``ir`` a pattern
+#: in the TorchScript graph.
+LAYERS = ("trace", "script-vs-trace", "retrace", "ast", "ir")
+
+
+@dataclass(frozen=True)
+class Diagnostic:
+    """One finding of one rule at one place of the user's source.
+
+    ``line`` and ``column`` are 1-based. ``end_line``/``end_column`` are optional;
+    ``end_column`` is exclusive (the column just past the flagged text), as in ruff's
+    JSON and SARIF regions. ``path`` is kept as given (the formatters decide how to
+    show it). ``target`` names the model the finding is about (``"MyCell"``), and
+    ``layers`` which detection layers (:data:`LAYERS`) found it.
+    """
+
+    code: str
+    name: str
+    message: str
+    severity: str
+    path: str
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+    target: str | None = None
+    layers: tuple[str, ...] = ()
+    hint: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.severity not in SEVERITIES:
+            raise ValueError(f"{self.code}: severity {self.severity!r} is not one of "
+                             f"{', '.join(SEVERITIES)}")
+        layers = tuple(self.layers)
+        unknown = [layer for layer in layers if layer not in LAYERS]
+        if unknown:
+            raise ValueError(f"{self.code}: unknown detection layer(s) {', '.join(unknown)}; "
+                             f"valid layers: {', '.join(LAYERS)}")
+        # a list passed by a caller would make the frozen record unhashable
+        object.__setattr__(self, "layers", layers)
+
+    def to_dict(self) -> dict:
+        """The JSON form (``irviz lint --format json``); keys in a fixed order."""
+        return {
+            "code": self.code,
+            "name": self.name,
+            "message": self.message,
+            "severity": self.severity,
+            "path": self.path,
+            "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
+            "target": self.target,
+            "layers": list(self.layers),
+            "hint": self.hint,
+        }
+
+    def sort_key(self) -> tuple:
+        """Report order: by file, then position, then code."""
+        return (self.path, self.line, self.column, self.code)

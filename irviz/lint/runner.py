@@ -1,0 +1,427 @@
+"""`irviz lint`: run the detection layers on each model and turn facts into findings.
+
+The layers (each finding lists the ones that fired):
+
+``ast``              the model's Python source (:mod:`irviz.lint.source_facts`); the only
+                     layer with ``--no-exec``.
+``trace``            the warnings torch raised while tracing, attributed to the user's line.
+``script-vs-trace``  control flow and dynamic values the scripted graph keeps but the trace
+                     froze (:mod:`irviz.analyses.graph_diff`).
+``retrace``          a second trace on inputs with other shapes (:mod:`irviz.frontends.retrace`).
+``ir``               patterns in the IR graph: training-mode ops, random ops, outputs that
+                     depend on no input, fork/wait hazards, traced modules inside scripts.
+
+Findings are created only through the rule classes' ``diagnostic()``; a model that cannot be
+loaded is an *error* of the run (exit 2), never a finding.
+"""
+from __future__ import annotations
+
+import fnmatch
+import inspect
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import torch
+
+from ..analyses.graph_diff import first_divergence, script_trace_divergence
+from ..config import Config, per_file_ignored
+from ..errors import CaptureError, IrvizError, ModelLoadError
+from ..frontends.capture import Capture, capture
+from ..frontends.inputs import resolve_inputs
+from ..frontends.loader import Target, load
+from ..frontends.retrace import parse_dynamic_dims, retrace
+from .diagnostic import Diagnostic
+from .registry import REGISTRY
+from .suppress import filter_suppressed
+
+#: source fact kind -> rule code
+FACT_CODES = {
+    "tensor-branch": "IRV101", "metadata-branch": "IRV102", "shape-loop": "IRV103",
+    "tensor-iteration": "IRV104", "len-of-tensor": "IRV105", "tensor-to-number": "IRV106",
+    "numpy": "IRV107", "tensor-constructor": "IRV108", "global-tensor": "IRV120",
+    "default-arg": "IRV122", "non-tensor-param": "IRV123", "training-branch": "IRV131",
+    "random-op": "IRV132", "side-effect": "IRV133", "list-output": "IRV140",
+    "dict-output": "IRV141", "fork-immediate-wait": "IRV201", "fork-never-waited": "IRV202",
+    "fork-same-iteration": "IRV203", "jit-ignore-call": "IRV304", "jit-unused-call": "IRV305",
+}
+#: TracerWarning message prefix -> rule code (torch 2.13's messages, lint-catalog §1.1)
+TRACER_CODES = [
+    ("Converting a tensor to a Python boolean", "IRV101"),
+    ("Converting a tensor to a Python integer", "IRV106"),
+    ("Converting a tensor to a Python float", "IRV106"),
+    ("Converting a tensor to a Python complex", "IRV106"),
+    ("Converting a tensor to a Python number", "IRV106"),
+    ("Converting a tensor to a Python list", "IRV106"),
+    ("Converting a tensor to a NumPy array", "IRV107"),
+    ("torch.tensor results are registered as constants", "IRV108"),
+    ("resize_ can't be represented", "IRV109"),
+    ("Encountering a list at the output", "IRV140"),
+    ("Using len to get tensor shape", "IRV105"),
+    ("Iterating over a tensor", "IRV104"),
+    ("Trace had nondeterministic nodes", "IRV132"),
+]
+#: fork/wait hazard (analyses.parallelism) -> rule code
+HAZARD_CODES = {"wait-right-after-fork": "IRV201", "never-waited": "IRV202",
+                "fork-wait-same-iteration": "IRV203", "single-interop-thread": "IRV204",
+                "task-too-small": "IRV205"}
+#: a more specific finding on the same line makes IRV150 redundant
+EXPLAINS_DIVERGENCE = {"IRV101", "IRV102", "IRV103", "IRV104", "IRV105", "IRV106", "IRV131"}
+TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
+                "aten::alpha_dropout": "train", "aten::feature_alpha_dropout": "train",
+                "aten::batch_norm": "training", "aten::instance_norm": "use_input_stats",
+                "aten::rrelu": "training"}
+RANDOM_OPS = ("aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
+              "aten::randint", "aten::randint_like", "aten::bernoulli", "aten::normal",
+              "aten::multinomial", "aten::randperm", "aten::poisson")
+MODES = ("both", "script", "trace")
+
+
+@dataclass
+class LintOptions:
+    mode: str = "both"
+    inputs: str | None = None
+    dynamic_dims: list[str] = field(default_factory=list)
+    no_exec: bool = False
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    extend_select: list[str] | None = None
+    config: Config | None = None
+
+
+@dataclass
+class TargetRun:
+    """What one model's lint run produced, kept for `irviz render --lint`."""
+
+    target: Target
+    script: Capture | None = None
+    script_graph: nx.DiGraph | None = None
+    trace: Capture | None = None
+    trace_graph: nx.DiGraph | None = None
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class LintResult:
+    diagnostics: list[Diagnostic]
+    #: (spec, error) for what could not be linted at all (exit code 2)
+    errors: list[tuple[str, IrvizError]]
+    notes: list[str]
+    suppressed: int
+    runs: list[TargetRun]
+
+
+def display_path(path: str) -> str:
+    try:
+        rel = os.path.relpath(path)
+    except ValueError:
+        return path
+    return path if rel.startswith("..") else rel
+
+
+class _Findings:
+    """Collects findings of one model; the same rule on the same line from several layers
+    is one finding whose ``layers`` lists them all."""
+
+    def __init__(self, target: Target):
+        self.target = target
+        self.found: dict[tuple[str, str, int], Diagnostic] = {}
+
+    def report(self, code: str, location: tuple, layer: str, **fields) -> None:
+        path, line, col, end_line, end_col = (tuple(location) + (None, None, None))[:5]
+        rule = REGISTRY.get(code)
+        path = display_path(path)
+        key = (code, path, int(line))
+        previous = self.found.get(key)
+        if previous is not None:
+            if layer not in previous.layers:
+                self.found[key] = _with_layers(previous, previous.layers + (layer,))
+            return
+        fields.setdefault("expr", "")
+        self.found[key] = rule.diagnostic(
+            path=path, line=int(line), column=int(col or 1), end_line=end_line,
+            end_column=end_col, target=self.target.name, layers=(layer,), **fields)
+
+
+def _with_layers(d: Diagnostic, layers: tuple) -> Diagnostic:
+    from dataclasses import replace
+
+    return replace(d, layers=layers)
+
+
+def _split(location: str | None) -> tuple | None:
+    if not location:
+        return None
+    path, line, col = location.rsplit(":", 2)
+    return path, int(line), int(col)
+
+
+def _forward_location(target: Target) -> tuple | None:
+    obj = target.obj
+    fn = getattr(type(obj), "forward", None) if isinstance(obj, torch.nn.Module) else obj
+    try:
+        _, start = inspect.getsourcelines(fn)
+        return inspect.getsourcefile(fn), start, 1
+    except (TypeError, OSError):
+        return None
+
+
+def _code_at(location: tuple) -> str:
+    from ..ir.source import source_line
+
+    return source_line(f"{location[0]}:{location[1]}:1") or ""
+
+
+# -- layers ------------------------------------------------------------------------------
+
+def _ast_layer(target: Target, findings: _Findings, run: TargetRun) -> None:
+    try:
+        from .source_facts import source_facts
+        facts = source_facts(target.obj)
+    except (OSError, TypeError, SyntaxError) as exc:
+        run.notes.append(f"{target.spec}: source not analysed ({exc})")
+        return
+    for fact in facts:
+        code = FACT_CODES.get(fact.kind)
+        if code:
+            findings.report(code, (fact.path, fact.line, fact.column, fact.end_line,
+                                   fact.end_column), "ast", expr=fact.detail,
+                            callee=fact.detail)
+
+
+def _tracer_layer(cap: Capture, findings: _Findings) -> None:
+    forward = _forward_location(cap.target)
+    for w in cap.warnings:
+        if w.category != "TracerWarning":
+            continue
+        text = w.message.splitlines()[0]
+        if w.origin is not None:
+            findings.report("IRV404", (w.filename, w.lineno), "trace", origin=w.origin,
+                            text=text)
+            continue
+        code = next((c for prefix, c in TRACER_CODES if w.message.startswith(prefix)), "IRV001")
+        location = (w.filename, w.lineno) if w.in_user_code else forward
+        if location is None:
+            continue
+        findings.report(code, location, "trace", expr=_code_at(location), text=text)
+
+
+def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
+    """Patterns in the traced graph."""
+    forward = _forward_location(target)
+    training = isinstance(target.obj, torch.nn.Module) and target.obj.training
+    for node, data in G.nodes(data=True):
+        where = _split(data.get("user_source")) or forward
+        kind = data["kind"]
+        if where is None:
+            continue
+        if training and kind in TRAINING_OPS:
+            names = data.get("arg_names") or []
+            arg = TRAINING_OPS[kind]
+            if arg in names:
+                i = names.index(arg)
+                producers = data["inputs"][i] if i < len(data["inputs"]) else []
+                if len(producers) == 1 and G.nodes[producers[0]]["label"] == "True":
+                    findings.report("IRV130", where, "ir", expr=kind)
+        if kind in RANDOM_OPS:
+            findings.report("IRV132", where, "ir", expr=kind)
+        if kind == "prim::fork":
+            findings.report("IRV206", where, "ir", callee=data["irviz.fork"]["callee"])
+    inputs = G.graph.get("inputs", [])
+    if not inputs:
+        return
+    reachable = set(inputs)
+    for node in inputs:
+        reachable |= nx.descendants(G, node)
+    outs = [p for ps in G.nodes["out"]["inputs"] for p in ps]
+    if len(outs) == 1 and G.nodes[outs[0]]["kind"] == "prim::TupleConstruct":
+        outs = [p for ps in G.nodes[outs[0]]["inputs"] for p in ps]
+    for index, producer in enumerate(outs):
+        if producer not in reachable:
+            where = _split(G.nodes[producer].get("user_source")) or forward
+            if where:
+                findings.report("IRV134", where, "ir", index=index)
+
+
+def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
+    from ..analyses.cost import FORK_OVERHEAD_US
+
+    for hazard in G.graph.get("irviz.hazards", []):
+        code = HAZARD_CODES.get(hazard["code"])
+        where = _split(hazard.get("source"))
+        if code is None or where is None:
+            continue
+        data = G.nodes[hazard["node"]]
+        region = data.get("irviz.fork", {})
+        findings.report(code, where, "ir", callee=region.get("callee", ""),
+                        expr=_code_at(where), cost=f"{hazard.get('task_cost', 0):.0f} us",
+                        overhead=f"{FORK_OVERHEAD_US:.0f} us")
+
+
+def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
+    obj = run.target.obj
+    if not isinstance(obj, torch.nn.Module) or run.script_graph is None:
+        return
+    traced = torch.jit._trace.TracedModule
+    for name, module in obj.named_modules():
+        if not name or not isinstance(module, traced):
+            continue
+        sites = [info.get("user_source") for info in run.script_graph.graph["blocks"].values()
+                 if info["kind"] == "method" and info.get("module") == name]
+        where = _split(next((s for s in sites if s), None)) or _forward_location(run.target)
+        if where:
+            findings.report("IRV303", where, "ir", expr=f"self.{name}")
+
+
+def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
+    for item in script_trace_divergence(run.script_graph, run.trace_graph):
+        where = _split(item["source"])
+        findings.report("IRV150", where, "script-vs-trace", kind=item["kind"],
+                        expr=item["code"] or _code_at(where))
+
+
+def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
+    again = retrace(run.trace, dynamic)
+    if again is None:
+        return
+    if again.error:
+        run.notes.append(f"{run.target.spec}: re-trace skipped: {again.error}")
+    forward = _forward_location(run.target)
+    if again.capture is not None:
+        from ..api import build
+
+        diff = first_divergence(run.trace_graph, build(again.capture))
+        if diff is not None:
+            where = _split(diff["source"]) or forward
+            detail = (f"with {again.change} the trace has {diff['second']} where the first "
+                      f"had {diff['first']}")
+            if where:
+                findings.report("IRV151", where, "retrace", detail=detail)
+            return
+    if again.outputs_differ and forward:
+        findings.report("IRV151", forward, "retrace",
+                        detail=f"with {again.change} the first trace's outputs differ from "
+                               "the Python model's")
+
+
+# -- one model, many models ------------------------------------------------------------------
+
+def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic], TargetRun]:
+    """Every finding for one loaded model (before selection and suppression)."""
+    findings = _Findings(target)
+    run = TargetRun(target)
+    if target.kind != "archive":
+        _ast_layer(target, findings, run)
+    if options.no_exec:
+        return list(findings.found.values()), run
+    from ..api import build
+
+    inputs = resolve_inputs(target, options.inputs)
+    if options.mode in ("both", "script"):
+        try:
+            run.script = capture(target, "script", inputs)
+            run.script_graph = build(run.script)
+        except CaptureError as exc:
+            where = _split(_location_in(exc)) or _forward_location(target)
+            if where:
+                findings.report("IRV301", where, "script-vs-trace",
+                                text=exc.message.split(": ", 1)[-1])
+    if options.mode in ("both", "trace") and target.kind != "archive":
+        if inputs is None:
+            run.notes.append(f"{target.spec}: no example inputs, so no trace: only source and "
+                             "script checks ran (see README: Example inputs)")
+        else:
+            try:
+                run.trace = capture(target, "trace", inputs)
+                run.trace_graph = build(run.trace)
+            except CaptureError as exc:
+                where = _split(_location_in(exc)) or _forward_location(target)
+                if where:
+                    findings.report("IRV002", where, "trace",
+                                    text=exc.message.split(": ", 1)[-1])
+    if run.trace is not None:
+        _tracer_layer(run.trace, findings)
+        _ir_layer(target, run.trace_graph, findings)
+        if run.script_graph is not None:
+            _divergence_layer(run, findings)
+        _retrace_layer(run, parse_dynamic_dims(options.dynamic_dims), findings)
+    if run.script_graph is not None or run.trace_graph is not None:
+        _hazard_layer(run.script_graph if run.script_graph is not None else run.trace_graph,
+                      findings)
+        _traced_submodules(run, findings)
+    found = list(findings.found.values())
+    explained = {(d.path, d.line) for d in found if d.code in EXPLAINS_DIVERGENCE}
+    found = [d for d in found if not (d.code == "IRV150" and (d.path, d.line) in explained)]
+    return found, run
+
+
+def _location_in(exc: CaptureError) -> str | None:
+    """``path:line:1`` from a capture error's " at path:line" (the user's frame)."""
+    import re
+
+    m = re.search(r" at (.+?):(\d+)(?::|$)", exc.message)
+    return f"{m.group(1)}:{m.group(2)}:1" if m else None
+
+
+def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:
+    """Specs with folders expanded to their ``.py`` files: (spec, came from a folder)."""
+    out = []
+    exclude = config.exclude if config else []
+    for spec in specs:
+        path = Path(spec)
+        if path.is_dir():
+            for file in sorted(path.rglob("*.py")):
+                parts = file.relative_to(path).parts
+                if any(p.startswith(".") or p == "__pycache__" for p in parts):
+                    continue
+                rel = str(file.relative_to(path))
+                if any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(file.name, g) for g in exclude):
+                    continue
+                out.append((str(file), True))
+        else:
+            out.append((spec, False))
+    return out
+
+
+def lint(specs: list[str], options: LintOptions) -> LintResult:
+    """Lint every model the specs name; select, suppress and sort the findings."""
+    config = options.config
+    select = options.select if options.select is not None else (config.select if config else None)
+    ignore = (options.ignore or []) + ((config.ignore or []) if config else [])
+    extend = (options.extend_select or []) + ((config.extend_select or []) if config else [])
+    selected = REGISTRY.selected(select, ignore or None, extend or None)
+    diagnostics: list[Diagnostic] = []
+    errors: list[tuple[str, IrvizError]] = []
+    notes: list[str] = []
+    runs: list[TargetRun] = []
+    for spec, from_folder in expand_specs(specs, config):
+        try:
+            loaded = load(spec)
+        except ModelLoadError as exc:
+            if from_folder and "defines no models" in exc.message:
+                notes.append(f"{spec}: no models")
+                continue
+            errors.append((spec, exc))
+            continue
+        for name, reason in loaded.skipped:
+            notes.append(f"{spec}: skipped {name}: {reason}")
+        for target in loaded.targets:
+            try:
+                found, run = lint_target(target, options)
+            except IrvizError as exc:
+                errors.append((target.spec, exc))
+                continue
+            runs.append(run)
+            notes.extend(run.notes)
+            diagnostics.extend(found)
+    kept = [d for d in diagnostics if d.code in selected]
+    if config is not None:
+        kept = [d for d in kept if not any(d.code.startswith(p)
+                                           for p in per_file_ignored(config, d.path))]
+    kept, suppressed = filter_suppressed(kept)
+    unique: dict[tuple, Diagnostic] = {}
+    for d in kept:  # two models of one file share their source lines: report a line once
+        unique.setdefault((d.code, d.path, d.line), d)
+    ordered = sorted(unique.values(), key=lambda d: d.sort_key())
+    return LintResult(ordered, errors, notes, suppressed, runs)

@@ -1,0 +1,228 @@
+"""How ``irviz lint`` shows its findings: text, JSON, SARIF and GitHub annotations.
+
+Every formatter takes the same arguments, ``(diags, *, rules=(), tool_version="")``,
+and returns the whole output as a string; :data:`FORMATTERS` maps the ``--format``
+names to them. Formatters only present: they neither sort, filter nor decide the exit
+status, and keep the findings in the order given.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import linecache
+import os
+from collections import Counter
+from pathlib import Path
+from typing import Iterable, Sequence
+from urllib.parse import quote
+
+from .. import __version__
+from ..lint.diagnostic import Diagnostic
+from ..lint.registry import Rule, rule_markdown, rule_text, sections, summary
+
+__all__ = ["format_text", "format_json", "format_sarif", "format_github", "FORMATTERS",
+           "SARIF_SCHEMA", "INFORMATION_URI"]
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+INFORMATION_URI = "https://pypi.org/project/irviz/"
+
+_SARIF_LEVELS = {"error": "error", "warning": "warning", "info": "note"}
+_GITHUB_LEVELS = {"error": "error", "warning": "warning", "info": "notice"}
+_BANDS = {"0": "passthrough", "1": "tracing", "2": "fork-wait", "3": "scripting",
+          "4": "noisy"}
+
+
+def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
+                tool_version: str = "", show_hints: bool = True) -> str:
+    """``path:line:col: CODE message`` per finding (flake8's default), then an indented
+    ``hint: ...`` line when ``show_hints``; paths as given."""
+    out = []
+    for d in diags:
+        out.append(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}\n")
+        if show_hints and d.hint:
+            out.append(f"    hint: {d.hint}\n")
+    return "".join(out)
+
+
+def format_json(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
+                tool_version: str = "") -> str:
+    """A JSON list of :meth:`Diagnostic.to_dict`, indented by 2, with a final newline."""
+    return json.dumps([d.to_dict() for d in diags], indent=2) + "\n"
+
+
+# ---------------------------------------------------------------------------
+# GitHub workflow commands
+
+def _escape_data(text: str) -> str:
+    """As ``escapeData`` of GitHub's actions/toolkit (the message after ``::``)."""
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    """As ``escapeProperty`` of GitHub's actions/toolkit (``key=value`` properties)."""
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _display_path(path: str) -> str:
+    """The path relative to the working directory when it lies inside it, with forward
+    slashes; otherwise the path as given."""
+    try:
+        relative = os.path.relpath(path)
+    except ValueError:  # another drive on Windows
+        return path.replace(os.sep, "/")
+    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
+        return path.replace(os.sep, "/")
+    return relative.replace(os.sep, "/")
+
+
+def format_github(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
+                  tool_version: str = "") -> str:
+    """One GitHub Actions workflow command per finding, which GitHub shows as an
+    annotation on the line: ``::error file=a.py,line=3,col=5,title=IRV101
+    tensor-to-python-bool::message`` (``warning``, or ``notice`` for info)."""
+    out = []
+    for d in diags:
+        props = [("file", _display_path(d.path)), ("line", str(d.line)),
+                 ("col", str(d.column))]
+        if d.end_line is not None:
+            props.append(("endLine", str(d.end_line)))
+        if d.end_column is not None:
+            props.append(("endColumn", str(d.end_column)))
+        props.append(("title", f"{d.code} {d.name}"))
+        joined = ",".join(f"{key}={_escape_property(value)}" for key, value in props)
+        level = _GITHUB_LEVELS.get(d.severity, "warning")
+        out.append(f"::{level} {joined}::{_escape_data(d.message)}\n")
+    return "".join(out)
+
+
+# ---------------------------------------------------------------------------
+# SARIF 2.1.0
+
+def _artifact_location(path: str) -> dict:
+    """A relative, percent-encoded URI under %SRCROOT% (the working directory) when the
+    file lies inside it, else an absolute file URI."""
+    relative = _display_path(path)
+    if not os.path.isabs(relative) and not relative.startswith("../"):
+        return {"uri": quote(relative, safe="/"), "uriBaseId": "%SRCROOT%"}
+    return {"uri": Path(os.path.abspath(path)).as_uri()}
+
+
+def _region(d: Diagnostic) -> dict | None:
+    if d.line < 1:
+        return None
+    region = {"startLine": d.line, "startColumn": max(d.column, 1)}
+    if d.end_line is not None and d.end_line >= d.line:
+        region["endLine"] = d.end_line
+    if d.end_column is not None and d.end_column >= 1:
+        region["endColumn"] = d.end_column
+    return region
+
+
+def _line_text(path: str, line: int) -> str:
+    linecache.checkcache(path)
+    return linecache.getline(path, line).strip() if line >= 1 else ""
+
+
+def _fingerprint(d: Diagnostic, counts: Counter) -> str:
+    """Stable across runs and line shifts: the code, the path and the text of the
+    flagged line (not its number), with a counter for identical lines."""
+    text = _line_text(d.path, d.line) or f"line {d.line}"
+    key = "\0".join((d.code, _display_path(d.path), text))
+    counts[key] += 1
+    return f"{hashlib.sha256(key.encode()).hexdigest()[:32]}:{counts[key]}"
+
+
+def _clip(text: str, limit: int = 1024) -> str:
+    """GitHub code scanning takes rule descriptions of at most 1024 characters."""
+    return text if len(text) <= limit else text[:limit - 1].rstrip() + "\u2026"
+
+
+def _rule_descriptor(cls: type[Rule]) -> dict:
+    docs = sections(cls)
+    full = "\n\n".join(docs[t] for t in ("What it does", "Why is this bad?") if t in docs)
+    tags = ["torchscript", _BANDS.get(cls.code[3:4], "other")]
+    if cls.status == "preview":
+        tags.append("preview")
+    precision = getattr(cls, "precision", "medium" if cls.status == "preview" else "high")
+    return {
+        "id": cls.code,
+        "name": cls.name,
+        "shortDescription": {"text": _clip(summary(cls) or cls.name)},
+        "fullDescription": {"text": _clip(full or summary(cls) or cls.name)},
+        "help": {"text": rule_text(cls), "markdown": rule_markdown(cls)},
+        "defaultConfiguration": {"level": _SARIF_LEVELS.get(cls.severity, "warning")},
+        "properties": {"tags": tags, "precision": precision},
+    }
+
+
+def _bare_descriptor(d: Diagnostic) -> dict:
+    """For a finding whose rule class was not passed in ``rules``."""
+    return {
+        "id": d.code,
+        "name": d.name,
+        "shortDescription": {"text": d.name},
+        "fullDescription": {"text": d.name},
+        "help": {"text": d.hint or d.name},
+        "defaultConfiguration": {"level": _SARIF_LEVELS.get(d.severity, "warning")},
+    }
+
+
+def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
+                 tool_version: str = "") -> str:
+    """A SARIF 2.1.0 log that GitHub code scanning accepts: one run, the rules that
+    appear among the findings (documented from ``rules``), one result per finding."""
+    diags = list(diags)
+    by_code = {cls.code: cls for cls in rules}
+    descriptors: list[dict] = []
+    index: dict[str, int] = {}
+    for d in diags:
+        if d.code not in index:
+            index[d.code] = len(descriptors)
+            cls = by_code.get(d.code)
+            descriptors.append(_rule_descriptor(cls) if cls else _bare_descriptor(d))
+    counts: Counter = Counter()
+    results = []
+    for d in diags:
+        text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+        physical = {"artifactLocation": _artifact_location(d.path)}
+        region = _region(d)
+        if region:
+            physical["region"] = region
+        result = {
+            "ruleId": d.code,
+            "ruleIndex": index[d.code],
+            "level": _SARIF_LEVELS.get(d.severity, "warning"),
+            "message": {"text": text},
+            "locations": [{"physicalLocation": physical}],
+            "partialFingerprints": {"irviz/v1": _fingerprint(d, counts)},
+        }
+        properties = {}
+        if d.target:
+            properties["target"] = d.target
+        if d.layers:
+            properties["layers"] = list(d.layers)
+        if properties:
+            result["properties"] = properties
+        results.append(result)
+    root = Path.cwd().as_uri().rstrip("/") + "/"
+    log = {
+        "$schema": SARIF_SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": {"driver": {
+                "name": "irviz",
+                "version": tool_version or __version__,
+                "informationUri": INFORMATION_URI,
+                "rules": descriptors,
+            }},
+            "originalUriBaseIds": {"%SRCROOT%": {"uri": root}},
+            "columnKind": "unicodeCodePoints",
+            "results": results,
+        }],
+    }
+    return json.dumps(log, indent=2) + "\n"
+
+
+#: ``--format`` name -> formatter
+FORMATTERS = {"text": format_text, "json": format_json, "sarif": format_sarif,
+              "github": format_github}

@@ -1,0 +1,16 @@
+"""IRV102: branches on rank, dtype or device metadata (silent when tracing)."""
+import torch
+
+
+class Model(torch.nn.Module):
+    def forward(self, x):
+        if x.dim() == 3:  # expect: IRV102
+            x = x.sum(0)
+        if x.dtype == torch.float64 or x.is_cuda:  # expect: IRV102
+            x = x.float()
+        if torch.cuda.is_available():  # expect: IRV102
+            x = x + 1
+        return x
+
+
+example_inputs = {"Model": lambda: (torch.rand(3, 4),)}
