@@ -12,7 +12,8 @@ Annotates (namespaced keys; structure untouched):
 * wait nodes: ``irviz.forks`` - the forks whose future they may wait on;
 * fork nodes: ``irviz.waits`` - the waits reached (empty: never waited), and
   ``irviz.fork`` - the region: callee, instances, enclosing loop/branch,
-  enclosing fork, task nodes, overlap window;
+  enclosing fork, task nodes, overlap window, the sibling forks in flight at the
+  same time (``concurrent``);
 * overlap-window nodes: ``irviz.overlaps`` - the forks they run beside;
 * graph: ``irviz.unpaired`` - ``{"forks": [...], "waits": [...]}``.
 """
@@ -170,11 +171,20 @@ def annotate_fork_waits(G: nx.DiGraph) -> None:
         G.nodes[fork]["irviz.waits"] = waits
         for wait in waits:
             G.nodes[wait]["irviz.forks"].append(fork)
+    spans = {}
     for fork in forks:
         region = _region(G, fork, G.nodes[fork]["irviz.waits"], order)
         G.nodes[fork]["irviz.fork"] = region
         for node in region["overlap"]:
             G.nodes[node].setdefault("irviz.overlaps", []).append(fork)
+        waits = G.nodes[fork]["irviz.waits"]
+        spans[fork] = (order[fork], order[waits[0]] if waits else len(order))
+    for fork in forks:  # other tasks of the same thread in flight at the same time
+        level, (start, end) = G.nodes[fork]["subgraph_of"], spans[fork]
+        G.nodes[fork]["irviz.fork"]["concurrent"] = [
+            other for other in forks if other != fork
+            and G.nodes[other]["subgraph_of"] == level
+            and spans[other][0] < end and start < spans[other][1]]
     G.graph["irviz.unpaired"] = {
         "forks": [f for f in forks if not G.nodes[f]["irviz.waits"]],
         "waits": [n for n, d in G.nodes(data=True)

@@ -36,7 +36,7 @@ def _decides_on_runtime_value(G: nx.DiGraph, node: str, inputs: list[int]) -> st
         nxt = []
         for p in frontier:
             pd = G.nodes[p]
-            if pd["kind"] in DYNAMIC_KINDS:
+            if pd["kind"] in DYNAMIC_KINDS and _on_tensor(G, p):
                 return pd["kind"]
             if pd["kind"] == "prim::GetAttr" and pd["label"] == "training":
                 return "self.training"
@@ -48,6 +48,15 @@ def _decides_on_runtime_value(G: nx.DiGraph, node: str, inputs: list[int]) -> st
                     nxt.append(q)
         frontier = nxt
     return None
+
+
+def _on_tensor(G: nx.DiGraph, node: str) -> bool:
+    """``aten::len`` counts a tensor's rows only when its argument is a tensor (not a list)."""
+    if G.nodes[node]["kind"] != "aten::len":
+        return True
+    producers = G.nodes[node]["inputs"][0] if G.nodes[node]["inputs"] else []
+    return any(G.has_edge(p, node) and G.edges[p, node].get("type") == "Tensor"
+               for p in producers)
 
 
 def _loc(data: dict) -> tuple[str, int] | None:

@@ -182,7 +182,8 @@ def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[dict]:
             continue
         if region["same_iteration"]:
             add("fork-wait-same-iteration", fork, wait=waits[0])
-        elif not region["overlap_has_work"]:
+        elif not (region["overlap_has_work"] or region["concurrent"]
+                  or region["instances"] != 1):  # a loop of forks runs its tasks together
             add("wait-right-after-fork", fork, wait=waits[0])
         if unit == "us" and region["task_cost"] < FORK_OVERHEAD_US:
             add("task-too-small", fork, task_cost=region["task_cost"])

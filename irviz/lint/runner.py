@@ -264,8 +264,12 @@ def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
     if not isinstance(obj, torch.nn.Module) or run.script_graph is None:
         return
     traced = torch.jit._trace.TracedModule
-    for name, module in obj.named_modules():
+    modules = dict(obj.named_modules())
+    for name, module in modules.items():
         if not name or not isinstance(module, traced):
+            continue
+        parent = modules.get(name.rpartition(".")[0], obj)
+        if isinstance(parent, traced):  # only the outermost traced module is reported
             continue
         sites = [info.get("user_source") for info in run.script_graph.graph["blocks"].values()
                  if info["kind"] == "method" and info.get("module") == name]
@@ -326,7 +330,7 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
             where = _split(_location_in(exc)) or _forward_location(target)
             if where:
                 findings.report("IRV301", where, "script-vs-trace",
-                                text=exc.message.split(": ", 1)[-1])
+                                text=_first_line(exc.message.split(": ", 1)[-1]))
     if options.mode in ("both", "trace") and target.kind != "archive":
         if inputs is None:
             run.notes.append(f"{target.spec}: no example inputs, so no trace: only source and "
@@ -339,7 +343,7 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
                 where = _split(_location_in(exc)) or _forward_location(target)
                 if where:
                     findings.report("IRV002", where, "trace",
-                                    text=exc.message.split(": ", 1)[-1])
+                                    text=_first_line(exc.message.split(": ", 1)[-1]))
     if run.trace is not None:
         _tracer_layer(run.trace, findings)
         _ir_layer(target, run.trace_graph, findings)
@@ -350,10 +354,12 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
         _hazard_layer(run.script_graph if run.script_graph is not None else run.trace_graph,
                       findings)
         _traced_submodules(run, findings)
-    found = list(findings.found.values())
-    explained = {(d.path, d.line) for d in found if d.code in EXPLAINS_DIVERGENCE}
-    found = [d for d in found if not (d.code == "IRV150" and (d.path, d.line) in explained)]
-    return found, run
+    return list(findings.found.values()), run
+
+
+def _first_line(text: str, width: int = 120) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def _location_in(exc: CaptureError) -> str | None:
@@ -415,6 +421,9 @@ def lint(specs: list[str], options: LintOptions) -> LintResult:
             runs.append(run)
             notes.extend(run.notes)
             diagnostics.extend(found)
+    explained = {(d.path, d.line) for d in diagnostics if d.code in EXPLAINS_DIVERGENCE}
+    diagnostics = [d for d in diagnostics
+                   if not (d.code == "IRV150" and (d.path, d.line) in explained)]
     kept = [d for d in diagnostics if d.code in selected]
     if config is not None:
         kept = [d for d in kept if not any(d.code.startswith(p)

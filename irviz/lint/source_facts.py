@@ -139,6 +139,19 @@ _TUPLE_FUNCS = {"torch." + n for n in (
     "kthvalue", "unique", "unique_consecutive", "std_mean", "var_mean", "aminmax",
     "meshgrid", "broadcast_tensors", "frexp", "cummax", "cummin", "lu", "histogram")}
 _TUPLE_FUNCS_WITH_DIM = {"torch." + n for n in ("max", "min", "median", "nanmedian", "mode")}
+_TUPLE_FUNCS |= {"torch." + n for n in ("lstm", "gru", "rnn_tanh", "rnn_relu", "lstm_cell")}
+_TUPLE_FUNCS |= {"torch.nn.functional." + n for n in (
+    "multi_head_attention_forward", "max_pool1d_with_indices", "max_pool2d_with_indices",
+    "max_pool3d_with_indices", "adaptive_max_pool1d_with_indices",
+    "adaptive_max_pool2d_with_indices", "adaptive_max_pool3d_with_indices",
+    "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices")}
+_TUPLE_PREFIXES = ("torch.nn.utils.rnn.",)
+_TUPLE_LINALG = {"eig", "eigh", "qr", "svd", "slogdet", "lstsq", "lu", "lu_factor",
+                 "lu_factor_ex", "inv_ex", "cholesky_ex", "ldl_factor", "ldl_factor_ex",
+                 "solve_ex"}
+# torch functions answering a question about the environment, not about tensor data
+_NEUTRAL_NAME_PREFIXES = ("is_", "has_", "are_", "_is_", "_has_", "_use_", "_are_")
+_DATA_QUESTIONS = {"is_nonzero", "is_same_size"}
 _NEUTRAL_FUNCS = {"torch." + n for n in (
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "get_default_dtype", "device", "dtype", "Generator",
@@ -896,7 +909,7 @@ class _Analysis:
             if args.vararg is not None:
                 out[args.vararg.arg] = frozenset({_TL})
             if args.kwarg is not None:
-                out[args.kwarg.arg] = frozenset({_TD})
+                out[args.kwarg.arg] = frozenset({_TL})
             return out
         names = [a.arg for a in positional]
         kwnames = set(names) | {a.arg for a in kwonly}
@@ -919,7 +932,7 @@ class _Analysis:
                     out[n] = out.get(n, _E) | k
                     bound.add(n)
                 elif args.kwarg is not None:
-                    out[args.kwarg.arg] = out.get(args.kwarg.arg, _E) | k
+                    out[args.kwarg.arg] = out.get(args.kwarg.arg, _E) | _container(k)
             if dstar:
                 for n in kwnames - bound:
                     out[n] = out.get(n, _E) | dstar
@@ -1110,7 +1123,14 @@ class _Analysis:
             return frozenset({_TD})
         if canon == "torch.Size":
             return frozenset({_SH})
-        if canon in _NEUTRAL_FUNCS or canon.startswith(_NEUTRAL_PREFIXES):
+        last = canon.rsplit(".", 1)[-1]
+        if (canon.startswith(_TUPLE_PREFIXES)
+                or (canon.startswith("torch.linalg.") and last in _TUPLE_LINALG)
+                or (canon.startswith("torch.nn.functional.") and any(
+                    k.arg == "return_indices" for k in node.keywords))):
+            return frozenset({_TD})
+        if canon in _NEUTRAL_FUNCS or canon.startswith(_NEUTRAL_PREFIXES) or (
+                last.startswith(_NEUTRAL_NAME_PREFIXES) and last not in _DATA_QUESTIONS):
             return _E
         if canon.startswith("torch."):
             return frozenset({_T})
@@ -1173,8 +1193,11 @@ class _Analysis:
         fn = target[1]
         if self._returns_tensor(fn):
             return frozenset({_T})
-        if self._returns_nontensor(fn):
-            return _arith(self._args_kinds(node) & (_SIZE | {_NUM, _META}))
+        ak = self._args_kinds(node)
+        if self._returns_nontensor(fn) or not ak & (_DATA | {_TL}):
+            # an unannotated helper fed no tensors (``self._weights_changed()``) is
+            # assumed to compute a plain Python value
+            return _arith(ak & (_SIZE | {_NUM, _META}))
         return frozenset({_TD})
 
     @staticmethod

@@ -5,8 +5,8 @@ import torch
 class Model(torch.nn.Module):
     @torch.jit.ignore
     def debug_stats(self, x: torch.Tensor) -> torch.Tensor:
-        print("mean", float(x.mean()))
-        return x.mean()
+        values = x.detach().flatten().tolist()  # plain Python: fine in an ignored method
+        return torch.tensor(sum(values) / len(values))
 
     def forward(self, x):
         centre = self.debug_stats(x)  # expect: IRV304

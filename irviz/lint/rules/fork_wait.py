@@ -250,6 +250,7 @@ class ForkTinyTask(Rule):
     code = "IRV205"
     name = "fork-tiny-task"
     severity = "info"
+    default = False  # noisy: toy tasks and traced forks are often deliberate
     message = "the task `{callee}` (about {cost}) costs less than forking it (about {overhead})"
     hint = "call the function directly, or batch the small tasks into one larger one"
 
@@ -309,6 +310,7 @@ class ForkUnderTrace(Rule):
     code = "IRV206"
     name = "fork-under-trace"
     severity = "info"
+    default = False  # noisy: toy tasks and traced forks are often deliberate
     message = ("`torch.jit.fork` under torch.jit.trace: `{callee}` is traced too (its shapes "
                "and branches are frozen)")
     hint = "script the forked function (@torch.jit.script) or the whole model"

@@ -1,0 +1,193 @@
+"""`irviz lint` end to end: the seeds, the fixtures, the interface (formats, noqa, config, exit codes)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import textwrap
+from pathlib import Path
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from irviz.cli import main
+from conftest import SAMPLES
+
+HERE = Path(__file__).resolve().parent
+FIXTURES = HERE / "lint_models"
+EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
+
+
+def run(*args, cwd=None):
+    torch.manual_seed(0)
+    old = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["lint", *map(str, args)])
+    finally:
+        os.chdir(old)
+
+
+def findings(*args, **kw) -> list[dict]:
+    result = run(*args, "--format", "json", **kw)
+    assert result.exit_code in (0, 1), result.stderr
+    return json.loads(result.stdout)
+
+
+def codes_by_line(items, name=None) -> set[tuple[int, str]]:
+    return {(f["line"], f["code"]) for f in items
+            if name is None or f["path"].endswith(name)}
+
+
+# -- the seed samples ---------------------------------------------------------------
+
+def test_traced_decision_gate_is_flagged_on_the_if_line():
+    items = findings(SAMPLES / "decision_gate.py")
+    [gate] = [f for f in items if f["code"] == "IRV101"]
+    assert (gate["line"], gate["column"]) == (11, 12)
+    assert set(gate["layers"]) >= {"ast", "trace"}
+    assert gate["severity"] == "error" and "x.sum() > 0" in gate["message"]
+
+
+def test_rnn_loop_traced_cell_inside_the_scripted_loop():
+    items = findings(SAMPLES / "rnn_loop.py")
+    assert (38, "IRV303") in codes_by_line(items)  # `self.cell(xs[i], h)`
+    assert (37, "IRV103") in codes_by_line(items)  # for i in range(xs.size(0))
+
+
+@pytest.mark.parametrize("sample", ["fork_basics.py", "lstm_ensemble.py"])
+def test_fork_samples_have_no_fork_wait_findings(sample):
+    result = run(SAMPLES / sample)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert "All checks passed" in result.stderr
+
+
+def test_a_wait_right_after_its_fork_is_flagged():
+    items = findings(f"{HERE / 'models' / 'fork_patterns.py'}:immediate")
+    assert codes_by_line(items) == {(26, "IRV201")}
+
+
+def test_folder_lints_every_file():
+    result = run(SAMPLES)
+    assert result.exit_code == 1
+    paths = {line.split(":")[0] for line in result.stdout.splitlines() if ": IRV" in line}
+    assert {Path(p).name for p in paths} == {"decision_gate.py", "rnn_loop.py"}
+    assert "make_archive.py: no models" in result.stderr
+
+
+# -- fixtures: one pitfall per file, expectations in `# expect:` comments -----------
+
+def _expected(path: Path) -> set[tuple[int, str]]:
+    out = set()
+    for number, text in enumerate(path.read_text().splitlines(), 1):
+        m = EXPECT.search(text)
+        if m:
+            out |= {(number, c.strip()) for c in m.group(1).split(",") if c.strip()}
+    return out
+
+
+@pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
+def test_fixture(fixture):
+    items = findings(fixture)
+    assert codes_by_line(items) == _expected(fixture), "\n".join(
+        f"{f['line']}:{f['column']} {f['code']} [{','.join(f['layers'])}] {f['message']}"
+        for f in items)
+
+
+# -- interface ----------------------------------------------------------------------
+
+def _model(tmp_path, body: str, name="model.py") -> Path:
+    path = tmp_path / name
+    path.write_text(textwrap.dedent(body))
+    return path
+
+
+GATE = """
+    import torch
+    class Gate(torch.nn.Module):
+        def forward(self, x):
+            if x.sum() > 0:{noqa}
+                return x
+            return -x
+    example_inputs = {{"Gate": lambda: (torch.rand(3),)}}
+"""
+
+
+def test_text_output_exit_codes_and_no_exec(tmp_path):
+    model = _model(tmp_path, GATE.format(noqa=""))
+    result = run(model, cwd=tmp_path)
+    assert result.exit_code == 1
+    assert result.stdout.startswith("model.py:5:12: IRV101 ")
+    assert "    hint: " in result.stdout
+    assert run(model, "--exit-zero", cwd=tmp_path).exit_code == 0
+    result = run(model, "--no-exec", cwd=tmp_path)
+    assert result.exit_code == 1 and "--no-exec" in result.stderr
+    [f] = findings(model, "--no-exec")
+    assert f["layers"] == ["ast"]
+
+
+def test_noqa_and_select_ignore(tmp_path):
+    model = _model(tmp_path, GATE.format(noqa="  # noqa: IRV101"))
+    result = run(model)
+    assert result.exit_code == 0 and "1 suppressed by noqa" in result.stderr
+    model = _model(tmp_path, GATE.format(noqa=""), "plain.py")
+    assert run(model, "--ignore", "IRV1").exit_code == 0
+    assert run(model, "--select", "IRV2").exit_code == 0
+    assert run(model, "--select", "IRV10", "--ignore", "IRV1").exit_code == 1  # longer wins
+    bad = run(model, "--select", "IRV9")
+    assert bad.exit_code == 2 and "--select" in bad.stderr and "IRV9" in bad.stderr
+
+
+def test_config_in_pyproject(tmp_path):
+    _model(tmp_path, GATE.format(noqa=""))
+    (tmp_path / "pyproject.toml").write_text('[tool.irviz]\nignore = ["IRV101"]\n')
+    assert run(tmp_path / "model.py").exit_code == 0
+    (tmp_path / "pyproject.toml").write_text('[tool.irviz]\nignor = ["IRV101"]\n')
+    result = run(tmp_path / "model.py")
+    assert result.exit_code == 2 and "ignor" in result.stderr and "pyproject.toml" in result.stderr
+
+
+@pytest.mark.parametrize("fmt", ["json", "sarif", "github"])
+def test_machine_formats(tmp_path, fmt):
+    model = _model(tmp_path, GATE.format(noqa=""))
+    result = run(model, "--format", fmt, cwd=tmp_path)
+    assert result.exit_code == 1
+    if fmt == "json":
+        [f] = json.loads(result.stdout)
+        assert {"code", "name", "message", "severity", "path", "line", "column", "end_line",
+                "end_column", "target", "layers", "hint"} <= set(f)
+    elif fmt == "sarif":
+        data = json.loads(result.stdout)
+        assert data["version"] == "2.1.0"
+        [res] = data["runs"][0]["results"]
+        assert res["ruleId"] == "IRV101" and res["level"] == "error"
+    else:
+        assert result.stdout.startswith("::error file=model.py,line=5,col=12")
+
+
+def test_could_not_run_exits_2(tmp_path):
+    result = run(tmp_path / "missing.py")
+    assert result.exit_code == 2 and result.stderr.startswith("error: ")
+
+
+def test_rule_command():
+    result = CliRunner().invoke(main, ["rule", "IRV101"])
+    assert result.exit_code == 0
+    for section in ("What it does", "Why is this bad?", "Example", "Use instead",
+                    "Known problems"):
+        assert section in result.stdout
+    result = CliRunner().invoke(main, ["rule", "IRV999"])
+    assert result.exit_code == 2
+
+
+def test_render_draws_findings_on_the_graph(tmp_path):
+    out = tmp_path / "gate.svg"
+    torch.manual_seed(0)
+    result = CliRunner().invoke(main, ["render", f"{SAMPLES / 'decision_gate.py'}:MyCell",
+                                       "--mode", "trace", "--lint", "-o", str(out),
+                                       "--engine", "dot"])
+    assert result.exit_code == 0, result.stderr
+    svg = out.read_text()
+    assert "IRV101" in svg and "decision_gate.py:11" in svg

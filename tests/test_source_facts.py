@@ -1,0 +1,303 @@
+"""The source (AST) layer of ``irviz lint``: irviz.lint.source_facts.
+
+Every fixture in tests/lint_models marks the lines a ruff-style tool must report
+with ``# expect: IRVnnn`` comments; the facts of ``Model()`` must match them
+exactly (the ``ok_*`` files expect nothing).
+"""
+from __future__ import annotations
+
+import importlib.util
+import io
+import logging
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from irviz.lint.source_facts import KIND_CODES, KINDS, SourceFact, source_facts
+
+ROOT = Path(__file__).resolve().parent.parent
+LINT_MODELS = Path(__file__).resolve().parent / "lint_models"
+FIXTURES = sorted(LINT_MODELS.glob("*.py"))
+_EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
+_THIS = Path(__file__).read_text(encoding="utf-8").splitlines()
+
+
+def load_module(path: Path):
+    name = f"irviz_lint_models_{path.stem}"
+    if name in sys.modules:
+        return sys.modules[name]
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def expected_codes(path: Path) -> set[tuple[int, str]]:
+    out = set()
+    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        m = _EXPECT.search(line)
+        if m:
+            out.update((lineno, code) for code in re.split(r"[,\s]+", m.group(1)) if code)
+    return out
+
+
+def codes(facts) -> set[tuple[int, str]]:
+    return {(f.line, KIND_CODES[f.kind]) for f in facts}
+
+
+def marker_line(marker: str) -> int:
+    """1-based line of this test file carrying ``# marker: <marker>``."""
+    hits = [i for i, line in enumerate(_THIS, 1) if line.rstrip().endswith(f"# marker: {marker}")]
+    assert len(hits) == 1, marker
+    return hits[0]
+
+
+def test_fixture_set_covers_every_kind():
+    prefixes = {p.name[:6].upper() for p in FIXTURES if p.name.startswith("irv")}
+    assert prefixes == set(KIND_CODES.values())
+    assert {"ok_dynamic_patterns.py", "ok_forks.py"} <= {p.name for p in FIXTURES}
+    assert set(KINDS) == set(KIND_CODES)
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_fixture_expectations(path):
+    module = load_module(path)
+    facts = source_facts(module.Model())
+    expected = expected_codes(path)
+    if path.name.startswith("irv"):
+        assert expected, f"{path.name} has no '# expect:' comment"
+        code = path.name[:6].upper()
+        assert any(c == code for _, c in expected), f"{path.name} never expects {code}"
+    got = codes(facts)
+    assert got == expected, (
+        f"missing {sorted(expected - got)}, extra {sorted(got - expected)}\n"
+        + "\n".join(map(str, facts)))
+    assert all(Path(f.path).resolve() == path.resolve() for f in facts)
+    assert "Model" in module.example_inputs
+
+
+@pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
+def test_facts_are_sorted_unique_and_stable(path):
+    module = load_module(path)
+    first = source_facts(module.Model())
+    again = source_facts(module.Model())
+    assert first == again
+    assert len(set(first)) == len(first)
+    assert first == sorted(first, key=lambda f: (f.path, f.line, f.column, f.kind,
+                                                  f.end_line, f.end_column, f.detail,
+                                                  f.function))
+    for f in first:
+        assert f.kind in KINDS
+        assert 1 <= f.line <= f.end_line and f.column >= 1 and f.end_column >= 1
+        assert 0 < len(f.detail) <= 80
+
+
+# --------------------------------------------------------------------------- seed sample
+def test_decision_gate_sample():
+    module = load_module(ROOT / "samples" / "decision_gate.py")
+    facts = source_facts(module.MyCell())
+    assert [(f.kind, f.line, f.function) for f in facts] == [
+        ("tensor-branch", 11, "MyDecisionGate.forward")]
+    fact = facts[0]
+    assert Path(fact.path).name == "decision_gate.py"
+    # "        if x.sum() > 0:" -> the test expression spans columns 12..23
+    assert (fact.column, fact.end_line, fact.end_column) == (12, 11, 23)
+    assert fact.detail == "x.sum() > 0"
+
+
+# --------------------------------------------------------------------------- columns
+class _Columns(torch.nn.Module):
+    def forward(self, x):
+        if "ü" != "u" and x.max().item() > 0:  # marker: unicode
+            x = x + 1
+        return x
+
+
+def test_columns_count_characters_not_bytes():
+    line = marker_line("unicode")
+    text = _THIS[line - 1]
+    (fact,) = source_facts(_Columns())
+    assert (fact.kind, fact.line) == ("tensor-to-number", line)
+    start = text.index("x.max().item()")
+    assert fact.column == start + 1
+    assert fact.end_column == start + len("x.max().item()") + 1
+    assert fact.detail == "x.max().item()"
+
+
+def test_columns_of_parameters_and_loops():
+    path = LINT_MODELS / "irv122_default_arg.py"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    (fact,) = source_facts(load_module(path).Model())
+    text = lines[fact.line - 1]
+    assert text.lstrip().startswith("def forward")
+    assert fact.column == text.index("bias:") + 1
+    assert fact.end_column == text.index("None") + len("None") + 1
+    assert fact.detail == "bias: Optional[torch.Tensor] = None"
+
+    path = LINT_MODELS / "irv103_shape_loop.py"
+    lines = path.read_text(encoding="utf-8").splitlines()
+    loop = source_facts(load_module(path).Model())[0]
+    text = lines[loop.line - 1]
+    assert loop.detail == "for i in range(x.size(0))"
+    assert loop.column == text.index("for ") + 1
+    assert loop.end_column == text.index(":") + 1
+
+
+# --------------------------------------------------------------------------- traversal
+class _Gate(torch.nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:  # marker: submodule-branch
+            return x
+        return -x
+
+
+class _Traversal(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gate = _Gate()
+        self.blocks = torch.nn.ModuleList([_Gate(), _Gate()])
+        self.lstm = torch.nn.LSTM(4, 4)
+        self.linear = torch.nn.Linear(4, 4)
+
+    def helper(self, x, n: int):
+        for _ in range(n):  # marker: helper-loop
+            x = x * 2
+        return x
+
+    def unused_helper(self, x):
+        return x.item()  # never called from forward: not reported
+
+    def forward(self, x):
+        out, _ = self.lstm(x)
+        out = self.helper(self.linear(out), out.size(0))
+        for block in self.blocks:
+            out = block(out)
+        return self.gate(out)
+
+
+def test_helper_and_submodule_traversal():
+    facts = source_facts(_Traversal())
+    found = {(f.kind, f.line, f.function) for f in facts}
+    assert found == {
+        ("shape-loop", marker_line("helper-loop"), "_Traversal.helper"),
+        ("tensor-branch", marker_line("submodule-branch"), "_Gate.forward"),
+    }
+    # the gate is reached three times (self.gate and both ModuleList members) but
+    # reported once
+    assert len(facts) == 2
+
+
+def test_library_submodules_are_not_traversed():
+    facts = source_facts(_Traversal())
+    this = Path(__file__).resolve()
+    assert all(Path(f.path).resolve() == this for f in facts)
+    assert not any("LSTM" in f.function or "Linear" in f.function for f in facts)
+    assert source_facts(torch.nn.LSTM(4, 4)) == []
+    assert source_facts(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())) == []
+
+
+class _Ignored(torch.nn.Module):
+    @torch.jit.ignore
+    def debug(self, x):
+        print(x.tolist())  # inside an ignored method: not read
+        return x
+
+    def forward(self, x):
+        return self.debug(x)  # marker: ignored-call
+
+
+def test_ignored_methods_are_reported_at_the_call_not_entered():
+    facts = source_facts(_Ignored())
+    assert [(f.kind, f.line) for f in facts] == [
+        ("jit-ignore-call", marker_line("ignored-call"))]
+
+
+# --------------------------------------------------------------------------- script/trace
+def test_scripted_module_reads_the_original_source():
+    module = load_module(ROOT / "samples" / "decision_gate.py")
+    scripted = torch.jit.script(module.MyCell())
+    assert codes(source_facts(scripted)) == {(11, "IRV101")}
+
+
+def test_script_module_without_source_gives_nothing():
+    module = load_module(ROOT / "samples" / "decision_gate.py")
+    buffer = io.BytesIO()
+    torch.jit.save(torch.jit.script(module.MyCell()), buffer)
+    buffer.seek(0)
+    loaded = torch.jit.load(buffer)
+    assert source_facts(loaded) == []
+    traced = torch.jit.trace(module.MyDecisionGate(), (torch.rand(3, 4),), check_trace=False)
+    assert source_facts(traced) == []
+
+
+def test_script_function_and_plain_function():
+    module = load_module(Path(__file__).resolve().parent / "models" / "fork_patterns.py")
+    scripted = torch.jit.script(module.dynamic_loop)
+    assert [(f.kind, f.function) for f in source_facts(scripted)] == [
+        ("shape-loop", "dynamic_loop")]
+    assert [f.kind for f in source_facts(module.same_iteration)] == [
+        "fork-immediate-wait", "fork-same-iteration"]
+    assert source_facts(module.in_list) == []
+    assert source_facts(module.ForkModule()) == []  # two forks waited together overlap
+
+
+# --------------------------------------------------------------------------- no execution
+class _Explosive(torch.nn.Module):
+    @property
+    def factor(self):
+        raise AssertionError("source_facts must not run model code")
+
+    def forward(self, x):
+        return x * self.factor
+
+
+def test_model_code_is_never_run():
+    assert source_facts(_Explosive()) == []
+
+
+# --------------------------------------------------------------------------- more cases
+_LOG = logging.getLogger("irviz-test-source-facts")
+
+
+class _Mixed(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.history = []
+
+    def forward(self, x, k: int = 2):  # marker: mixed-params
+        assert x.min() >= 0  # marker: assert
+        y = x if not bool(x.any()) else -x  # marker: ternary
+        while x.norm() > 10:  # marker: while-data
+            x = x / 2
+        if x.ndim == 2 and len(x.shape) == 2:  # marker: metadata
+            x = x + 1
+        values = x.tolist()  # marker: tolist
+        self.history.append(len(values))  # marker: append
+        _LOG.info("shape %s", x.shape)  # marker: logger
+        return x + y * k
+
+
+def test_more_branch_and_side_effect_cases():
+    got = {(f.line, KIND_CODES[f.kind]) for f in source_facts(_Mixed())}
+    assert got == {
+        (marker_line("mixed-params"), "IRV122"), (marker_line("mixed-params"), "IRV123"),
+        (marker_line("assert"), "IRV101"),
+        (marker_line("ternary"), "IRV101"),
+        (marker_line("while-data"), "IRV101"),
+        (marker_line("metadata"), "IRV102"),
+        (marker_line("tolist"), "IRV106"),
+        (marker_line("append"), "IRV133"),
+        (marker_line("logger"), "IRV133"),
+    }
+
+
+def test_source_fact_is_a_frozen_dataclass():
+    fact = SourceFact("tensor-branch", "m.py", 1, 2, 1, 5, "x>0", "M.forward")
+    with pytest.raises(Exception):
+        fact.line = 3  # type: ignore[misc]
+    assert list(SourceFact.__dataclass_fields__) == [
+        "kind", "path", "line", "column", "end_line", "end_column", "detail", "function"]
