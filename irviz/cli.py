@@ -6,6 +6,7 @@ Graphviz engine), 3 an internal irviz error (reported with ``--debug``).
 """
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 import traceback
@@ -171,12 +172,14 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
     for tgt, path in zip(targets, paths):
         started = time.perf_counter()
         try:
+            with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
+                if with_lint:
+                    view, found = _linted_view(api, tgt, mode, inputs, options)
+                else:
+                    view = api.visualize_target(tgt, mode, inputs, options)
             if with_lint:
-                view, found = _linted_view(api, tgt, mode, inputs, options)
                 for d in found:
                     say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
-            else:
-                view = api.visualize_target(tgt, mode, inputs, options)
             for note in view.capture.notes:
                 say(f"note: {tgt.spec}: {note}")
             for w in view.capture.warnings:
@@ -286,7 +289,8 @@ def _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, 
                               dynamic_dims=list(dynamic_dims) or list(config.dynamic_dims),
                               no_exec=no_exec, select=_codes(select), ignore=_codes(ignore),
                               extend_select=_codes(extend_select), config=config)
-        result = run_lint(list(targets), options)
+        with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
+            result = run_lint(list(targets), options)
     except Exception as exc:  # noqa: BLE001
         return _fail(exc, debug)
     for spec, error in result.errors:
@@ -400,7 +404,8 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
         if fmt == "html":
             from .render import engines
             engine = engines.resolve_engine(engine)
-        views = api.visualize(target, mode, inputs)
+        with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
+            views = api.visualize(target, mode, inputs)
         if not views:
             raise UsageError(f"{target} names no model")
         measured = {}

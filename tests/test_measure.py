@@ -34,6 +34,7 @@ def _check_timed(result: dict, n_settings: int) -> None:
                                                rel=1e-3)
         assert row["outputs_match"] is True
         assert row["intra_op"] >= 1 and row["inter_op"] >= 1 and row["cpu_count"] >= 1
+        assert row["other_load"] is None or row["other_load"] >= 0
     assert result["outputs_match"] is True
     assert isinstance(result["baseline"], str) and "fork" in result["baseline"]
     best = result["best_setting"]

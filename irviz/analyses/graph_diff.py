@@ -23,7 +23,9 @@ _SEARCH_DEPTH = 8
 
 
 def _user_code(data: dict) -> bool:
-    return bool(data.get("source")) and data.get("user_source") == data.get("source")
+    """In a file of the user's (not torch's, not TorchScript's own ``<string>`` helpers)."""
+    source = data.get("source")
+    return bool(source) and data.get("user_source") == source and not source.startswith("<")
 
 
 def _decides_on_runtime_value(G: nx.DiGraph, node: str, inputs: list[int]) -> str | None:

@@ -54,6 +54,8 @@ Result of :func:`measure` (JSON-serialisable)::
           "speedup": float | None,                   # serial median / forked median
           "outputs_match": bool | None,
           "cpu_count": int, "load_avg": [1 min, 5 min, 15 min] | None,
+          "other_load": float | None,   # CPUs other processes kept busy during the timing
+                                         # (/proc/stat; Linux only) - 1.0 on 2 CPUs = 1 left
           "child_s": float,                          # wall time of the child process
           "error": None | str,                       # one line: exception, crash, timeout
       }, ...],
@@ -104,7 +106,7 @@ from .capture import MODES
 
 __all__ = ["measure", "profile", "default_settings", "build_serial_baseline",
            "SerialBaseline", "BaselineError", "fork_site_labels", "tasks_from_trace",
-           "summarize", "outputs_equal", "machine_facts", "run_child"]
+           "summarize", "outputs_equal", "machine_facts", "run_child", "OtherLoad"]
 
 CHILD_MODULE = "irviz.frontends.measure_child"
 #: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
@@ -133,6 +135,48 @@ def machine_facts() -> dict:
     except (AttributeError, OSError):
         load = None
     return {"cpu_count": usable_cpus(), "load_avg": load, "torch_version": torch.__version__}
+
+
+def _host_ticks() -> tuple[int, int] | None:
+    """(busy, total) clock ticks of all CPUs since boot, from /proc/stat (Linux), else None."""
+    try:
+        with open("/proc/stat", encoding="ascii") as fh:
+            fields = [int(v) for v in fh.readline().split()[1:]]
+    except (OSError, ValueError):
+        return None
+    if len(fields) < 5:
+        return None
+    idle = fields[3] + fields[4]  # idle + iowait
+    total = sum(fields[:8])       # without guest time (already counted in user)
+    return total - idle, total
+
+
+class OtherLoad:
+    """How many CPUs *other* processes kept busy while a block ran (Linux; else None).
+
+    ``(host busy CPU time - this process's CPU time) / wall time``: on a shared
+    machine, 1.0 on a 2-CPU box means only one CPU was left for the measurement.
+    """
+
+    def __enter__(self) -> "OtherLoad":
+        self.value: float | None = None
+        self._ticks = _host_ticks()
+        self._cpu = time.process_time()
+        self._wall = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        end = _host_ticks()
+        wall = time.perf_counter() - self._wall
+        own = time.process_time() - self._cpu
+        if self._ticks is None or end is None or wall <= 0:
+            return
+        try:
+            hz = os.sysconf("SC_CLK_TCK")
+        except (AttributeError, ValueError, OSError):
+            hz = 100
+        busy = (end[0] - self._ticks[0]) / hz
+        self.value = round(max(busy - own, 0.0) / wall, 2)
 
 
 def default_settings(cpu_count: int | None = None) -> list[Setting]:
@@ -647,7 +691,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
                                "requested": list(setting), "serial": None, "forked": None,
                                "speedup": None, "outputs_match": None,
                                "cpu_count": facts["cpu_count"], "load_avg": None,
-                               "child_s": 0.0, "error": None}
+                               "other_load": None, "child_s": 0.0, "error": None}
         left = deadline - time.monotonic()
         if left <= 0.5:
             row["error"] = f"not run: the time budget of {timeout:g} s was used up"
@@ -672,7 +716,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
         if result.get("baseline_error") and report["baseline_error"] is None:
             report["baseline_error"] = result["baseline_error"]
         for key in ("intra_op", "inter_op", "serial", "forked", "speedup", "outputs_match",
-                    "cpu_count", "load_avg", "error"):
+                    "cpu_count", "load_avg", "other_load", "error"):
             if key in result:
                 row[key] = result[key]
         if result.get("notes"):

@@ -99,7 +99,8 @@ def _clone(value: Any) -> Any:
 def _time(payload: dict, out: dict) -> None:
     import torch
 
-    from .measure import BaselineError, build_serial_baseline, outputs_equal, summarize, _one_line
+    from .measure import (BaselineError, OtherLoad, _one_line, build_serial_baseline,
+                          outputs_equal, summarize)
 
     target, cap, inputs = _prepare(payload)
     forked = cap.scripted
@@ -145,15 +146,17 @@ def _time(payload: dict, out: dict) -> None:
             gc.collect()
             gc.disable()
             try:
-                for _ in range(repeats):
-                    for name, fn in variants:  # A B A B ...
-                        c0, t0 = time.process_time(), time.perf_counter()
-                        fn(*inputs)
-                        t1, c1 = time.perf_counter(), time.process_time()
-                        wall[name].append(t1 - t0)
-                        cpu[name].append(c1 - c0)
+                with OtherLoad() as others:
+                    for _ in range(repeats):
+                        for name, fn in variants:  # A B A B ...
+                            c0, t0 = time.process_time(), time.perf_counter()
+                            fn(*inputs)
+                            t1, c1 = time.perf_counter(), time.process_time()
+                            wall[name].append(t1 - t0)
+                            cpu[name].append(c1 - c0)
             finally:
                 gc.enable()
+            out["other_load"] = others.value
         except Exception as exc:  # noqa: BLE001
             out["error"] = f"the model raised {_one_line(exc)}"
             return

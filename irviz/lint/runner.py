@@ -56,6 +56,9 @@ TRACER_CODES = [
     ("Converting a tensor to a Python list", "IRV106"),
     ("Converting a tensor to a NumPy array", "IRV107"),
     ("torch.tensor results are registered as constants", "IRV108"),
+    ("torch.as_tensor results are registered as constants", "IRV108"),
+    ("torch.from_numpy results are registered as constants", "IRV108"),
+    ("torch.Tensor results are registered as constants", "IRV108"),
     ("resize_ can't be represented", "IRV109"),
     ("Encountering a list at the output", "IRV140"),
     ("Using len to get tensor shape", "IRV105"),
@@ -66,6 +69,9 @@ TRACER_CODES = [
 HAZARD_CODES = {"wait-right-after-fork": "IRV201", "never-waited": "IRV202",
                 "fork-wait-same-iteration": "IRV203", "single-interop-thread": "IRV204",
                 "task-too-small": "IRV205"}
+#: tracer messages that torch itself says are fine for constant data: reported only where
+#: the source layer saw input-derived data going in
+CONFIRM_ONLY = {"IRV108"}
 #: a more specific finding on the same line makes IRV150 redundant
 EXPLAINS_DIVERGENCE = {"IRV101", "IRV102", "IRV103", "IRV104", "IRV105", "IRV106", "IRV131"}
 TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
@@ -168,9 +174,13 @@ def _forward_location(target: Target) -> tuple | None:
 
 
 def _code_at(location: tuple) -> str:
+    """The source line, without a trailing comment."""
+    import re
+
     from ..ir.source import source_line
 
-    return source_line(f"{location[0]}:{location[1]}:1") or ""
+    text = source_line(f"{location[0]}:{location[1]}:1") or ""
+    return re.sub(r"\s+#.*$", "", text)
 
 
 # -- layers ------------------------------------------------------------------------------
@@ -203,6 +213,13 @@ def _tracer_layer(cap: Capture, findings: _Findings) -> None:
         code = next((c for prefix, c in TRACER_CODES if w.message.startswith(prefix)), "IRV001")
         location = (w.filename, w.lineno) if w.in_user_code else forward
         if location is None:
+            continue
+        path = display_path(location[0])
+        if code in CONFIRM_ONLY and (code, path, location[1]) not in findings.found:
+            continue
+        seen_here = {c for (c, p, line) in findings.found if (p, line) == (path, location[1])
+                     and c.startswith("IRV1")}
+        if seen_here and code not in seen_here:  # the source layer named the cause already
             continue
         findings.report(code, location, "trace", expr=_code_at(location), text=text)
 
@@ -303,7 +320,9 @@ def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
             if where:
                 findings.report("IRV151", where, "retrace", detail=detail)
             return
-    if again.outputs_differ and forward:
+    random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
+                 for _, d in run.trace_graph.nodes(data=True))
+    if again.outputs_differ and forward and not random:  # random ops differ run to run
         findings.report("IRV151", forward, "retrace",
                         detail=f"with {again.change} the first trace's outputs differ from "
                                "the Python model's")
@@ -322,15 +341,13 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
     from ..api import build
 
     inputs = resolve_inputs(target, options.inputs)
+    script_error: CaptureError | None = None
     if options.mode in ("both", "script"):
         try:
             run.script = capture(target, "script", inputs)
             run.script_graph = build(run.script)
         except CaptureError as exc:
-            where = _split(_location_in(exc)) or _forward_location(target)
-            if where:
-                findings.report("IRV301", where, "script-vs-trace",
-                                text=_first_line(exc.message.split(": ", 1)[-1]))
+            script_error = exc
     if options.mode in ("both", "trace") and target.kind != "archive":
         if inputs is None:
             run.notes.append(f"{target.spec}: no example inputs, so no trace: only source and "
@@ -341,9 +358,16 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
                 run.trace_graph = build(run.trace)
             except CaptureError as exc:
                 where = _split(_location_in(exc)) or _forward_location(target)
-                if where:
+                explained = any(code == "IRV141" for code, _, _ in findings.found)
+                if where and not explained:  # a dict output: the source layer said why
                     findings.report("IRV002", where, "trace",
                                     text=_first_line(exc.message.split(": ", 1)[-1]))
+    if script_error is not None and run.trace is None:
+        # a model deployed by tracing need not script; report it when scripting is the way
+        where = _split(_location_in(script_error)) or _forward_location(target)
+        if where:
+            findings.report("IRV301", where, "script-vs-trace",
+                            text=_first_line(script_error.message.split(": ", 1)[-1]))
     if run.trace is not None:
         _tracer_layer(run.trace, findings)
         _ir_layer(target, run.trace_graph, findings)

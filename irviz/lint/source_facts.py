@@ -110,6 +110,7 @@ _RANDOM_METHODS = {"bernoulli", "bernoulli_", "uniform_", "normal_", "random_",
 _MUTATORS = {"append", "extend", "insert", "pop", "remove", "clear", "update", "add",
              "setdefault", "popitem", "discard", "appendleft", "extendleft"}
 _LOG_METHODS = {"debug", "info", "warning", "warn", "error", "exception", "critical", "fatal"}
+_LENGTH_HINT_BUILTINS = {"builtins.list", "builtins.tuple", "builtins.sorted"}
 _ITERATING_BUILTINS = {"builtins." + n for n in (
     "list", "tuple", "zip", "enumerate", "sorted", "reversed", "iter", "map", "filter",
     "set", "sum", "any", "all", "dict", "frozenset")}
@@ -362,6 +363,8 @@ def _load_source(func: Any) -> _Source | None:
     if key in _SOURCE_CACHE:
         return _SOURCE_CACHE[key]
     src = _parse_source(func)
+    if len(_SOURCE_CACHE) > 4096:
+        _SOURCE_CACHE.clear()
     _SOURCE_CACHE[key] = src
     return src
 
@@ -696,13 +699,14 @@ class _Analysis:
                 declared.update(node.names)
             elif isinstance(node, ast.Name) and isinstance(node.ctx, (ast.Store, ast.Del)):
                 names.add(node.id)
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-                names.add(node.name)
             elif isinstance(node, (ast.Import, ast.ImportFrom)):
                 for alias in node.names:
                     names.add((alias.asname or alias.name).split(".")[0])
             elif isinstance(node, ast.ExceptHandler) and node.name:
                 names.add(node.name)
+            for child in ast.iter_child_nodes(node):  # nested defs bind their name
+                if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                    names.add(child.name)
         return names - declared
 
     def resolve_global(self, name: str) -> tuple:
@@ -1377,8 +1381,9 @@ class _Analysis:
     def branch_facts(self, test: ast.AST, loop: bool = False) -> None:
         deps = self.truth(test)
         if "size" in deps and loop:
+            # ``while i < x.size(0)``: unrolled to the example's trip count, and every
+            # test converts a traced size to bool (TracerWarning), so both rules apply
             self.fact("shape-loop", test)
-            deps = deps - {"size"}
         if deps & {"data", "size"}:
             self.fact("tensor-branch", test)
         if "meta" in deps:
@@ -1417,10 +1422,28 @@ class _Analysis:
                 "builtins.range":
             if any(self.kinds(a) & _SIZE for a in iter_node.args):
                 self.fact("shape-loop", header_start, iter_node)
-        elif _T in self.kinds(iter_node):
+        elif _T in self.kinds(iter_node) and not self._type_checked(iter_node):
             # ``for row in x`` / ``for row in x.t()``; zip/enumerate/list(...) over a
             # tensor are reported at the call (visit_Call)
             self.fact("tensor-iteration", header_start, iter_node)
+
+    def _type_checked(self, node: ast.AST) -> bool:
+        """True inside ``if isinstance(name, ...)`` (or its else) for the name ``node``:
+        the flow-insensitive taint cannot tell which type the branch holds."""
+        if not isinstance(node, ast.Name):
+            return False
+        prev, cur = node, self.parent(node)
+        while cur is not None and cur is not self.fdef:
+            test = getattr(cur, "test", None)
+            if isinstance(cur, (ast.If, ast.IfExp, ast.While)) and prev is not test:
+                for sub in ast.walk(test):
+                    if (isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name)
+                            and sub.func.id == "isinstance" and sub.args
+                            and isinstance(sub.args[0], ast.Name)
+                            and sub.args[0].id == node.id):
+                        return True
+            prev, cur = cur, self.parent(cur)
+        return False
 
     def visit_For(self, node: ast.For) -> None:
         self._loop_header_facts(node.iter, node)
@@ -1474,7 +1497,8 @@ class _Analysis:
             self.fact("side-effect", node)
         if any(isinstance(t, (ast.Tuple, ast.List)) for t in node.targets) and \
                 _T in self.kinds(node.value) and not isinstance(node.value, (ast.Tuple,
-                                                                             ast.List)):
+                                                                             ast.List)) \
+                and not self._type_checked(node.value):
             self.fact("tensor-iteration", node)
         self.generic_visit(node)
 
@@ -1507,6 +1531,15 @@ class _Analysis:
                 self.fact("dict-output", node)
         self.generic_visit(node)
 
+    def visit_Starred(self, node: ast.Starred) -> None:
+        if isinstance(node.ctx, ast.Load) and _T in self.kinds(node.value) \
+                and not self._type_checked(node.value):
+            # ``f(*x)``, ``zip(*x)``, ``[*x]``: Python sizes the tensor with len(), then
+            # iterates it (two TracerWarnings)
+            self.fact("tensor-iteration", node)
+            self.fact("len-of-tensor", node)
+        self.visit(node.value)
+
     def visit_Name(self, node: ast.Name) -> None:
         if isinstance(node.ctx, ast.Load) and node.id not in self.locals \
                 and node.id != self.self_name:
@@ -1534,10 +1567,6 @@ class _Analysis:
             suppress_args = self._canonical_facts(canon, obj, node)
         self._side_effect_call(node, canon, obj, receiver, rk)
         self._traverse_call(node, canon, obj)
-        for arg in node.args:
-            if isinstance(arg, ast.Starred) and _T in self.kinds(arg.value) and \
-                    canon not in _ITERATING_BUILTINS:
-                self.fact("tensor-iteration", arg)
         self.visit(f)
         for arg in node.args:
             if suppress_args:
@@ -1552,7 +1581,7 @@ class _Analysis:
         first = self.kinds(args[0]) if args else _E
         if canon.startswith("builtins."):
             name = canon[len("builtins."):]
-            if name == "len" and _T in first:
+            if name == "len" and _T in first and not self._type_checked(args[0]):
                 self.fact("len-of-tensor", node)
             elif name in ("int", "float", "complex") and first & (_DATA | _SIZE):
                 self.fact("tensor-to-number", node)
@@ -1561,18 +1590,35 @@ class _Analysis:
                     self.fact("tensor-branch", node)
                 return True
             elif name in ("max", "min"):
-                deps = set().union(*(_cats(self.kinds(a)) for a in args)) if args else set()
-                if not self.suppress and len(args) > 1 and deps & {"data", "size"}:
+                # Python compares the arguments (or the items of the one iterable)
+                if len(args) == 1 and not isinstance(args[0], ast.Starred):
+                    deps = _cats(_elem(self.kinds(args[0])))
+                else:
+                    deps = set().union(*(_cats(self.kinds(a)) for a in args))
+                if not self.suppress and deps & {"data", "size"}:
                     self.fact("tensor-branch", node)
-                return len(args) > 1
+                if len(args) == 1 and _T in self.kinds(args[0]):
+                    self.fact("tensor-iteration", node)
+                return True
+            elif name in ("any", "all") and len(args) == 1:
+                arg = args[0]
+                inner = arg.elt if isinstance(arg, (ast.GeneratorExp, ast.ListComp)) else None
+                deps = self.truth(inner) if inner is not None else _cats(
+                    _elem(self.kinds(arg)))
+                if not self.suppress and deps & {"data", "size"}:
+                    self.fact("tensor-branch", node)
             elif name == "print":
                 self.fact("side-effect", node)
             elif name == "setattr" and args and self.is_self(args[0]):
                 self.fact("side-effect", node)
             if canon in _ITERATING_BUILTINS:
-                if any(_T in self.kinds(a.value if isinstance(a, ast.Starred) else a)
-                       for a in args):
+                # star-unpacked tensors are reported at the ``*x`` (visit_Starred)
+                tensors = [a for a in args
+                           if not isinstance(a, ast.Starred) and _T in self.kinds(a)]
+                if tensors:
                     self.fact("tensor-iteration", node)
+                    if canon in _LENGTH_HINT_BUILTINS:
+                        self.fact("len-of-tensor", node)  # list()/tuple() call len() first
             return False
         if canon.startswith("math."):
             if self._args_kinds(node) & (_DATA | _SIZE):
@@ -1587,6 +1633,8 @@ class _Analysis:
                 (k.value for k in node.keywords if k.arg == "data"), None)
             if data is not None and self.kinds(data) & (_DATA | _SIZE | {_NUM, _TL}):
                 self.fact("tensor-constructor", node)
+                if self._converts_elements(data, node):
+                    self.fact("tensor-to-number", node)
             return False
         if canon in _RANDOM_FUNCS:
             self.fact("random-op", node)
@@ -1601,6 +1649,30 @@ class _Analysis:
             self._fork_facts(node)
         elif canon.startswith("logging.") and canon.rsplit(".", 1)[-1] in _LOG_METHODS:
             self.fact("side-effect", node)
+        return False
+
+    def _converts_elements(self, data: ast.AST, node: ast.Call) -> bool:
+        """``torch.tensor([t.sum()])`` / ``torch.tensor([x.size(0)], dtype=torch.float)``:
+        the elements of a list display are turned into Python numbers one by one
+        (a 0-dim tensor always; a traced size when a floating dtype is asked for)."""
+        elements = []
+        stack = [data]
+        while stack:
+            cur = stack.pop()
+            if isinstance(cur, (ast.List, ast.Tuple)):
+                stack.extend(cur.elts)
+            elif cur is not data:
+                elements.append(cur)
+        if not elements:
+            return False
+        kinds = frozenset().union(*(self.kinds(e) for e in elements))
+        if kinds & _DATA:
+            return True
+        if kinds & _SIZE:
+            dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+            name = _dotted(dtype) if dtype is not None else None
+            return bool(name) and any(t in name[-1] for t in ("float", "double", "half",
+                                                              "bfloat", "complex"))
         return False
 
     def _side_effect_call(self, node: ast.Call, canon: str | None, obj: Any,

@@ -1,4 +1,8 @@
-"""IRV102: branches on rank, dtype or device metadata (silent when tracing)."""
+"""IRV102: branches on rank, dtype or device metadata (silent when tracing).
+
+Traces; ``torch.jit.script`` rejects ``torch.cuda.is_available()`` (attribute
+lookup on a Python module), as in the catalog's p49.
+"""
 import torch
 
 

@@ -1,4 +1,7 @@
-"""IRV103: loops whose trip count comes from a shape (unrolled silently by the trace)."""
+"""IRV103: loops whose trip count comes from a shape (unrolled silently by the trace).
+
+The ``while`` test also converts a traced size to a Python bool (IRV101).
+"""
 import torch
 
 
@@ -9,8 +12,8 @@ class Model(torch.nn.Module):
             out = out + x[i]
         i = 0
         n = x.shape[1]
-        while i < n:  # expect: IRV103
-            out = out * 0.5
+        while i < n:  # expect: IRV101, IRV103
+            out = out * 0.5  # expect: IRV151
             i += 1
         rows = [x[k] * 2 for k in range(x.shape[0])]  # expect: IRV103
         return out + torch.stack(rows).sum(0)

@@ -1,4 +1,8 @@
-"""IRV104: iterating or unpacking a tensor (the trace unrolls it for the example shape)."""
+"""IRV104: iterating or unpacking a tensor (the trace unrolls it for the example shape).
+
+``zip(*x)`` sizes the tensor with ``len()`` before iterating it (IRV105 too).
+Traces; does not script (a Tensor cannot be unpacked as a tuple in TorchScript).
+"""
 import torch
 
 
@@ -8,7 +12,7 @@ class Model(torch.nn.Module):
         for row in x:  # expect: IRV104
             total = total + row
         a, b = y  # expect: IRV104
-        cols = torch.stack([torch.stack(c) for c in zip(*x)])  # expect: IRV104
+        cols = torch.stack([torch.stack(c) for c in zip(*x)])  # expect: IRV104, IRV105
         return total + a - b + cols.sum(1)
 
 

@@ -16,7 +16,7 @@ class Model(torch.nn.Module):
     def forward(self, x):
         values = x.detach().numpy()  # expect: IRV107
         index = np.arange(x.shape[0])  # expect: IRV107
-        return torch.from_numpy(values * 2) + torch.from_numpy(index)[:, None]  # expect: IRV108
+        return torch.from_numpy(values * 2) + torch.from_numpy(index)[:, None]  # expect: IRV108, IRV134, IRV151
 
 
 example_inputs = {"Model": lambda: (torch.rand(3, 4),)}

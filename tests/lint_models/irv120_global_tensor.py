@@ -1,4 +1,7 @@
-"""IRV120: tensors read from module globals or closures (frozen into the trace)."""
+"""IRV120: tensors read from module globals or closures (frozen into the trace).
+
+Traces; does not script (a closed-over global Tensor cannot be used as a value).
+"""
 import torch
 
 SCALE = torch.tensor([2.0])

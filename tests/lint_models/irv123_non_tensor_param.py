@@ -1,7 +1,9 @@
 """IRV123: a non-tensor forward parameter.
 
-Tracing cannot run with these example inputs: ``torch.jit.trace`` rejects the
-Python float ("Type 'Tuple[Tensor, float]' cannot be traced"), which is the pitfall.
+``torch.jit.trace`` rejects a Python float ("Type 'Tuple[Tensor, float]' cannot be
+traced") and irviz's example inputs must be tensors, so the example passes a
+0-dim tensor where the annotation says float: the trace runs, and the parameter
+is what the rule is about.
 """
 import torch
 
@@ -11,4 +13,4 @@ class Model(torch.nn.Module):
         return x * scale
 
 
-example_inputs = {"Model": lambda: (torch.rand(3, 4), 2.0)}
+example_inputs = {"Model": lambda: (torch.rand(3, 4), torch.tensor(2.0))}

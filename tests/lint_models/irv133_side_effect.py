@@ -1,4 +1,8 @@
-"""IRV133: Python side effects in forward (they run once, at trace time)."""
+"""IRV133: Python side effects in forward (they run once, at trace time).
+
+Traces (the counter is not used in the output, so check_trace passes); does not
+script (a global list cannot be mutated from TorchScript).
+"""
 import torch
 
 CALLS = []

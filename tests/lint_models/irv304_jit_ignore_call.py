@@ -5,8 +5,7 @@ import torch
 class Model(torch.nn.Module):
     @torch.jit.ignore
     def debug_stats(self, x: torch.Tensor) -> torch.Tensor:
-        values = x.detach().flatten().tolist()  # plain Python: fine in an ignored method
-        return torch.tensor(sum(values) / len(values))
+        return x.mean()
 
     def forward(self, x):
         centre = self.debug_stats(x)  # expect: IRV304

@@ -1,4 +1,7 @@
-"""IRV305: forward calls a ``@torch.jit.unused`` method (raises once scripted)."""
+"""IRV305: forward calls a ``@torch.jit.unused`` method.
+
+Traces and scripts; the scripted model raises when run (the pitfall).
+"""
 import torch
 
 
