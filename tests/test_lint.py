@@ -191,3 +191,33 @@ def test_render_draws_findings_on_the_graph(tmp_path):
     assert result.exit_code == 0, result.stderr
     svg = out.read_text()
     assert "IRV101" in svg and "decision_gate.py:11" in svg
+
+
+BERT = """
+    import torch
+    from transformers import BertConfig, BertModel
+
+    def make_bert():
+        config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+                            num_attention_heads=2, intermediate_size=64,
+                            max_position_embeddings=64, torchscript=True, return_dict=False)
+        return BertModel(config).eval()
+
+    example_inputs = {"make_bert()": lambda: (torch.randint(0, 100, (2, 16)),)}
+"""
+
+
+def test_a_real_library_model_transformers_bert(tmp_path):
+    """BERT from a small config with random weights (nothing downloaded)."""
+    pytest.importorskip("transformers")
+    model = _model(tmp_path, BERT, "bert_model.py")
+    items = findings(f"{model}:make_bert()")
+    by_code = {}
+    for f in items:
+        by_code.setdefault(f["code"], []).append(f)
+    assert "IRV002" not in by_code and "IRV301" not in by_code
+    # HF's attention turns a tensor into a Python bool while tracing: the classic warning
+    assert any(f["path"].endswith("sdpa_attention.py") and "trace" in f["layers"]
+               for f in by_code["IRV101"])
+    # the optional forward arguments the trace fixes to None
+    assert any("attention_mask" in f["message"] for f in by_code["IRV122"])

@@ -356,6 +356,10 @@ _SOURCE_CACHE: dict = {}
 
 
 def _load_source(func: Any) -> _Source | None:
+    try:  # a decorated forward (functools.wraps): read the function the user wrote
+        func = inspect.unwrap(func)
+    except ValueError:
+        pass
     code = getattr(func, "__code__", None)
     if code is None or getattr(func, "__name__", "") == "<lambda>":
         return None
