@@ -411,6 +411,8 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
         measured = {}
         figures: dict[str, list[tuple[str, str]]] = {}
         for view in views:
+            for note in view.capture.notes:
+                say(f"note: {view.title()}: {note}")
             if measure:
                 from .frontends.measure import measure as run_measure
 

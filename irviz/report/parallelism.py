@@ -175,11 +175,19 @@ def _tables(t: dict) -> list[Table]:
             rows.append([str(s["intra_op"]), str(s["inter_op"]),
                          f"{s['serial']['median_s'] * 1000:.2f} ms",
                          f"{s['forked']['median_s'] * 1000:.2f} ms", f"{s['speedup']:.2f}×"])
-        best = m.get("best_setting") or {}
-        note = (f"Serial baseline: {m.get('baseline')}. Outputs match: {m.get('outputs_match')}."
-                + (f" Deploy with intra-op {best.get('intra_op')} / inter-op "
-                   f"{best.get('inter_op')} threads (measured {best.get('speedup', 0):.2f}× "
-                   f"vs predicted {t['predicted_speedup']:.2f}×)." if best else ""))
+        ok = [s for s in m.get("settings", []) if not s.get("error")]
+        note = f"Serial baseline: {m.get('baseline')}. Outputs match: {m.get('outputs_match')}."
+        if ok:
+            best = max(ok, key=lambda s: s["speedup"])
+            fastest = min(ok, key=lambda s: s["forked"]["median_s"])
+            note += (f" Best speed-up {best['speedup']:.2f}× (intra-op {best['intra_op']}, "
+                     f"inter-op {best['inter_op']}) vs predicted "
+                     f"{t['predicted_speedup']:.2f}×; fastest forked run with intra-op "
+                     f"{fastest['intra_op']} / inter-op {fastest['inter_op']} threads.")
+            if best["speedup"] < 1.05:
+                note += (" No setting made the forked model faster at these sizes: the tasks "
+                         "are too small for the fork overhead, or the cores are busy; deploy "
+                         "the serial version or give each task more work.")
         tables.append(Table("Measured", ["intra-op threads", "inter-op threads",
                                          "serial median", "forked median", "speed-up"],
                             rows, note=note))
