@@ -238,3 +238,15 @@ def test_report_markdown_json_html(tmp_path):
 def test_report_bad_target_exits_2():
     result = run(SAMPLES / "nope.py")
     assert result.exit_code == 2 and result.stderr.startswith("error: ")
+
+
+def test_report_with_measure_fills_the_measured_section():
+    result = run(SAMPLES / "fork_basics.py:example", "--measure", "--format", "json")
+    assert result.exit_code == 0, result.stderr
+    [target] = json.loads(result.stdout)["targets"]
+    measured = target["measured"]
+    assert measured["outputs_match"] is True
+    ok = [s for s in measured["settings"] if not s.get("error")]
+    assert ok and all(s["serial"]["median_s"] > 0 and s["forked"]["median_s"] > 0 for s in ok)
+    md = run(SAMPLES / "fork_basics.py:example", "--measure")
+    assert "### Measured" in md.stdout and "Best speed-up" in md.stdout
