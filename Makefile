@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 IRVIZ := $(VENV)/bin/irviz
 DEMO := build/demo
 
-.PHONY: setup graphviz demo test clean
+.PHONY: setup graphviz demo test rule-docs clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -47,6 +47,10 @@ demo: setup
 
 test: setup
 	$(PY) -m pytest -q
+
+# docs/rules/*.rst from the rule classes' docstrings (a test checks they are current)
+rule-docs: setup
+	$(PY) -c "from irviz.lint import rules; from irviz.lint.registry import write_rule_docs; write_rule_docs('docs/rules')"
 
 clean:
 	rm -rf build $(VENV)

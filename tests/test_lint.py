@@ -221,3 +221,15 @@ def test_a_real_library_model_transformers_bert(tmp_path):
                for f in by_code["IRV101"])
     # the optional forward arguments the trace fixes to None
     assert any("attention_mask" in f["message"] for f in by_code["IRV122"])
+
+
+def test_rule_pages_in_docs_are_up_to_date(tmp_path):
+    from irviz.lint import rules  # noqa: F401
+    from irviz.lint.registry import write_rule_docs
+
+    written = write_rule_docs(tmp_path)
+    docs = HERE.parent / "docs" / "rules"
+    for page in written:
+        committed = docs / page.name
+        assert committed.exists() and committed.read_text() == page.read_text(), (
+            f"docs/rules/{page.name} is stale: run `make rule-docs`")
