@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import shlex
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -250,7 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         ser = st["serial"]["median_s"]
 
         def cell(k: str) -> str:
-            return f"{_ms(st[k]['median_s'])} ({ser / st[k]['median_s']:.2f}×)"
+            paired = statistics.median(a / b for a, b in zip(st["serial"]["runs"], st[k]["runs"]))
+            return f"{_ms(st[k]['median_s'])} ({ser / st[k]['median_s']:.2f}×; paired {paired:.2f}×)"
 
         mark = " †" if _one_core(row) else ""
         cells = [f"{row['pass_no']}{mark}", intra, inter, f"{load}", _ms(ser), cell("bifork")]
@@ -355,8 +357,10 @@ def main(argv: list[str] | None = None) -> int:
         "`torch.no_grad()`",
         f"- per setting and pass: one child process; {args.warmup} warm-up rounds, then "
         f"{args.repeats} round-robin rounds of all variants; median wall time per call; "
-        "speed-up = SerialLSTMEnsemble median / variant median (same process); the matrix "
-        f"ran {args.passes} time(s), one pass after the other",
+        "speed-up = SerialLSTMEnsemble median / variant median (same process); paired = "
+        "median over the rounds of serial time / variant time in the same round (robust when "
+        f"the machine's load shifts during a child); the matrix ran {args.passes} time(s), one "
+        "pass after the other",
         "",
         table,
         "",

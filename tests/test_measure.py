@@ -32,6 +32,7 @@ def _check_timed(result: dict, n_settings: int) -> None:
             assert stats["spread_s"] >= 0 and len(stats["runs"]) == result["repeats"]
         assert row["speedup"] == pytest.approx(row["serial"]["median_s"] / row["forked"]["median_s"],
                                                rel=1e-3)
+        assert row["speedup_paired"] > 0
         assert row["outputs_match"] is True
         assert row["intra_op"] >= 1 and row["inter_op"] >= 1 and row["cpu_count"] >= 1
         assert row["other_load"] is None or row["other_load"] >= 0

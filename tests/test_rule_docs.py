@@ -51,8 +51,6 @@ EXPECTED = {
     "IRV303": ("traced-module-inside-script", "warning", True, {"expr"}),
     "IRV304": ("jit-ignore-reachable", "warning", True, {"expr"}),
     "IRV305": ("jit-unused-reachable", "warning", True, {"expr"}),
-    "IRV401": ("scalar-attribute-baked", "info", False, {"expr"}),
-    "IRV402": ("torchscript-deprecated", "info", False, {"expr"}),
     "IRV404": ("library-tracer-warning", "info", False, {"origin", "text"}),
 }
 
@@ -101,7 +99,7 @@ def test_severity_and_default_match_the_catalog(cls):
 
 
 def test_only_scalar_attribute_baked_is_in_preview():
-    assert {cls.code for cls in RULES if cls.status == "preview"} == {"IRV401"}
+    assert {cls.code for cls in RULES if cls.status == "preview"} == set()
 
 
 @pytest.mark.parametrize("cls", RULES, ids=ids)

@@ -52,6 +52,8 @@ Result of :func:`measure` (JSON-serialisable)::
           "requested": [int | None, int | None],     # None = torch's default
           "serial": STATS | None, "forked": STATS | None,
           "speedup": float | None,                   # serial median / forked median
+          "speedup_paired": float | None,            # median of serial_i / forked_i over the
+                                                     # rounds: robust when the load shifts mid-run
           "outputs_match": bool | None,
           "cpu_count": int, "load_avg": [1 min, 5 min, 15 min] | None,
           "other_load": float | None,   # CPUs other processes kept busy during the timing
@@ -689,7 +691,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     for setting in chosen:
         row: dict[str, Any] = {"intra_op": setting[0], "inter_op": setting[1],
                                "requested": list(setting), "serial": None, "forked": None,
-                               "speedup": None, "outputs_match": None,
+                               "speedup": None, "speedup_paired": None, "outputs_match": None,
                                "cpu_count": facts["cpu_count"], "load_avg": None,
                                "other_load": None, "child_s": 0.0, "error": None}
         left = deadline - time.monotonic()
@@ -715,7 +717,8 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             report["baseline_info"] = result.get("baseline_info")
         if result.get("baseline_error") and report["baseline_error"] is None:
             report["baseline_error"] = result["baseline_error"]
-        for key in ("intra_op", "inter_op", "serial", "forked", "speedup", "outputs_match",
+        for key in ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
+                    "outputs_match",
                     "cpu_count", "load_avg", "other_load", "error"):
             if key in result:
                 row[key] = result[key]

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 import os
+import statistics
 import sys
 import time
 from typing import Any
@@ -165,6 +166,8 @@ def _time(payload: dict, out: dict) -> None:
     if serial is not None:
         out["speedup"] = round(out["serial"]["median_s"] / out["forked"]["median_s"], 4) \
             if out["forked"]["median_s"] > 0 else None
+        pairs = [s / f for s, f in zip(wall["serial"], wall["forked"]) if f > 0]
+        out["speedup_paired"] = round(statistics.median(pairs), 4) if pairs else None
 
 
 def _profile(payload: dict, out: dict) -> None:
