@@ -43,6 +43,11 @@ demo: setup
 	$(PY) samples/make_archive.py $(DEMO)/archive/wrapped_rnn.pt
 	$(IRVIZ) render $(DEMO)/archive/wrapped_rnn.pt -o $(DEMO)/archive/wrapped_rnn.svg
 	$(IRVIZ) render samples/rnn_loop.py:WrapRNN --format json -o $(DEMO)/WrapRNN.json
+	$(IRVIZ) render samples/decision_gate.py:MyCell --mode trace --lint -o $(DEMO)/trace/decision_gate.MyCell.lint.svg
+	$(IRVIZ) report samples/lstm_ensemble.py -o $(DEMO)/parallelism.md
+	$(IRVIZ) report samples/lstm_ensemble.py:LSTMEnsemble --format html -o $(DEMO)/parallelism.html
+	$(IRVIZ) lint samples/ --exit-zero -o $(DEMO)/lint.txt
+	$(IRVIZ) lint samples/ --exit-zero --format sarif -o $(DEMO)/lint.sarif
 	@echo "demo pictures are in $(DEMO)/"
 
 test: setup

@@ -127,10 +127,11 @@ def _linted_view(api, tgt, mode, inputs, options):
 
     from .lint import rules  # noqa: F401 - registers every rule
     from .lint.registry import REGISTRY
-    from .lint.runner import LintOptions, lint_target
+    from .lint.runner import LintOptions, drop_explained, lint_target
     from .lint.suppress import filter_suppressed
 
     found, run = lint_target(tgt, LintOptions(mode="both", inputs=inputs))
+    found = drop_explained(found)
     selected = REGISTRY.selected()
     found, _ = filter_suppressed([d for d in found if d.code in selected])
     pairs = [(run.script, run.script_graph), (run.trace, run.trace_graph)]

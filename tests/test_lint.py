@@ -90,7 +90,10 @@ def _expected(path: Path) -> set[tuple[int, str]]:
 
 @pytest.mark.parametrize("fixture", sorted(FIXTURES.glob("*.py")), ids=lambda p: p.stem)
 def test_fixture(fixture):
-    items = findings(fixture)
+    # extra CLI arguments from a comment line `# irviz-lint-args: --extend-select IRV205`,
+    # so that off-by-default rules get fixtures too (default: none)
+    args = re.search(r"^#\s*irviz-lint-args:(.*)$", fixture.read_text(), re.MULTILINE)
+    items = findings(fixture, *(args.group(1).split() if args else []))
     assert codes_by_line(items) == _expected(fixture), "\n".join(
         f"{f['line']}:{f['column']} {f['code']} [{','.join(f['layers'])}] {f['message']}"
         for f in items)

@@ -394,6 +394,12 @@ def _location_in(exc: CaptureError) -> str | None:
     return f"{m.group(1)}:{m.group(2)}:1" if m else None
 
 
+def drop_explained(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """IRV150 on a line where a more specific finding already says what the trace froze."""
+    explained = {(d.path, d.line) for d in diagnostics if d.code in EXPLAINS_DIVERGENCE}
+    return [d for d in diagnostics if not (d.code == "IRV150" and (d.path, d.line) in explained)]
+
+
 def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:
     """Specs with folders expanded to their ``.py`` files: (spec, came from a folder)."""
     out = []
@@ -445,10 +451,7 @@ def lint(specs: list[str], options: LintOptions) -> LintResult:
             runs.append(run)
             notes.extend(run.notes)
             diagnostics.extend(found)
-    explained = {(d.path, d.line) for d in diagnostics if d.code in EXPLAINS_DIVERGENCE}
-    diagnostics = [d for d in diagnostics
-                   if not (d.code == "IRV150" and (d.path, d.line) in explained)]
-    kept = [d for d in diagnostics if d.code in selected]
+    kept = [d for d in drop_explained(diagnostics) if d.code in selected]
     if config is not None:
         kept = [d for d in kept if not any(d.code.startswith(p)
                                            for p in per_file_ignored(config, d.path))]

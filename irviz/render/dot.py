@@ -404,6 +404,12 @@ class _DotWriter:
                            f"{info['label']}" + (f" (called at {where})" if where else ""),
                            indent, frozen=bool(frozen))
         self._emit_container(cid, indent + "  ")
+        if self._first_drawn(cid) is None:  # e.g. a traced module that only returned its input
+            attrs = dict(NODE_STYLE["empty"])
+            attrs.update(label="no operations recorded", fontsize="9", fontcolor="#757575",
+                         tooltip=f"{info['label']}: the call ran no operations "
+                                 f"(it returned its input or a constant)")
+            self.lines.append(f"{indent}  {_q(cid + '/empty')} {_attrs(attrs)};")
         self.lines.append(f"{indent}}}")
 
     def _emit_control(self, node: str, blocks: list[str], indent: str) -> None:
