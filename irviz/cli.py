@@ -372,24 +372,27 @@ def rule_cmd(code, show_all, fmt):
 @click.option("--measure", is_flag=True,
               help="Also run the model (forked and serial, several thread settings, each in "
                    "a child process) and report the measured speed-up.")
+@click.option("--trace-out", metavar="FILE",
+              help="With --measure: write the profiled call as a Chrome/Perfetto trace JSON "
+                   "(open in ui.perfetto.dev or chrome://tracing).")
 @click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
               show_default=True, help="Graphviz engine for the HTML page's graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
+def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet, debug):
     """Write the parallelism report of the models in TARGET.
 
     For each torch.jit.fork: its callee, fork and wait sites, how many tasks it starts,
     the work that overlaps with it; then work, span, critical path and the predicted
     speed-up, and with --measure the measured one.
     """
-    code = _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug)
+    code = _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, trace_out)
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
 
 
-def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
+def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, trace_out=None):
     def say(text: str) -> None:
         if not quiet:
             click.echo(text, err=True)
@@ -399,9 +402,11 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
         from .files import check_writable_dir, write_atomic
         from .report import parallelism as rep
 
-        if output and output != "-":
-            out_path = Path(output)
-            check_writable_dir(out_path.parent if str(out_path.parent) else Path("."))
+        for path in (output, trace_out):
+            if path and path != "-":
+                check_writable_dir(Path(path).parent if str(Path(path).parent) else Path("."))
+        if trace_out and not measure:
+            raise UsageError("--trace-out needs --measure (the trace comes from a measured run)")
         if fmt == "html":
             from .render import engines
             engine = engines.resolve_engine(engine)
@@ -429,6 +434,22 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug):
 
                     figures[view.name].append(("Measured timeline", timeline_svg(
                         profile["tasks"], f"{view.title()}: one forked call")))
+        traces = {}
+        for name, m in measured.items():  # the raw trace goes to its own file, not the report
+            profile = (m or {}).get("profile") or {}
+            if profile.get("chrome_trace") is not None:
+                traces[name] = profile.pop("chrome_trace")
+        if trace_out:
+            import json as _json
+
+            if not traces:
+                say("note: no profile was recorded, so no trace was written")
+            else:
+                body_trace = (next(iter(traces.values())) if len(traces) == 1
+                              else {"traceEvents": [e for t in traces.values()
+                                                    for e in t.get("traceEvents", [])]})
+                write_atomic(Path(trace_out), _json.dumps(body_trace).encode("utf-8"))
+                say(f"wrote {trace_out}")
         data = rep.build_report(views, measured)
         text = {"md": rep.to_markdown, "json": rep.to_json}.get(fmt)
         body = text(data) if text else rep.to_html(data, figures)

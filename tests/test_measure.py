@@ -122,7 +122,8 @@ def test_serial_baseline_of_a_saved_archive(tmp_path):
         sys.path.remove(str(SAMPLES))
     path = tmp_path / "ensemble.pt"
     torch.jit.script(lstm_ensemble.LSTMEnsemble().eval()).save(str(path))
-    result = M.measure(str(path), inputs="torch.rand(5, 2, 16)", settings=[(1, 2)],
+    # mode "archive" is what Capture.mode says for a .pt file: accepted as "as loaded"
+    result = M.measure(str(path), "archive", inputs="torch.rand(5, 2, 16)", settings=[(1, 2)],
                        warmup=1, repeats=3, profile=False)
     _check_timed(result, 1)
     assert result["mode"] == "archive"

@@ -624,6 +624,15 @@ def _check_setting(s: Any) -> Setting:
     return (s[0], s[1])
 
 
+def _check_mode(mode: str) -> str:
+    """A capture mode; ``"archive"`` (what a capture of a .pt file reports) means as loaded."""
+    if mode == "archive":
+        return "script"
+    if mode not in MODES:
+        raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    return mode
+
+
 def _payload(spec: str, mode: str, inputs: str | None, setting: Setting, **extra: Any) -> dict:
     return {"spec": spec, "mode": mode, "inputs": inputs,
             "intra_op": setting[0], "inter_op": setting[1], **extra}
@@ -638,8 +647,7 @@ def profile(spec: str, mode: str = "script", inputs: str | None = None, *,
     timeout of the child gives ``"error"`` (and no trace), never an exception.
     """
     setting = _check_setting((intra_op, inter_op))
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    mode = _check_mode(mode)
     result, error, _ = run_child(_payload(spec, mode, inputs, setting, action="profile",
                                           warmup=warmup, settle_s=PROFILE_SETTLE_S), timeout)
     if result is not None and result.get("user_error"):
@@ -668,8 +676,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     :class:`irviz.errors.IrvizError` subclasses; failures of the model at run
     time, crashes and timeouts are reported in the result.
     """
-    if mode not in MODES:
-        raise UsageError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    mode = _check_mode(mode)
     if not isinstance(warmup, int) or warmup < 0:
         raise UsageError(f"warmup must be an integer >= 0, got {warmup!r}")
     if not isinstance(repeats, int) or repeats < 1:

@@ -80,6 +80,7 @@ def target_report(view, measured: dict | None = None) -> dict:
         "work": facts["work"], "span": facts["span"], "parallelism": facts["parallelism"],
         "predicted_speedup": facts["predicted_speedup"], "limit": facts["limit"],
         "interop_threads": facts["interop_threads"], "cpu_count": facts["cpu_count"],
+        "caller_works": facts["caller_works"],
         "width": facts["width"], "dynamic_trip_counts": facts["dynamic_trip_counts"],
         "critical_path": [{"id": n, "kind": G.nodes[n]["kind"], "site": _site(_where(G, n)),
                            "cost": G.nodes[n].get("irviz.cost", {}).get("cost", 0.0)}
@@ -128,10 +129,11 @@ def _tables(t: dict) -> list[Table]:
     tables = [Table(
         "Summary",
         ["work (serial)", "span (critical path)", "parallelism work/span",
-         "predicted speed-up", "limit = min(inter-op threads, CPUs)", "max tasks in flight"],
+         "predicted speed-up", "thread limit", "max tasks in flight"],
         [[_cost(t["work"], unit), _cost(t["span"], unit), f"{t['parallelism']:.2f}×",
           f"**{t['predicted_speedup']:.2f}×**",
-          f"{t['limit']} (inter-op {t['interop_threads']}, CPUs {t['cpu_count']})",
+          f"{t['limit']} (inter-op {t['interop_threads']}"
+          + (" + the caller" if t.get("caller_works") else "") + f", CPUs {t['cpu_count']})",
           str(t["width"])]],
         note=f"Cost model: {t['cost_basis']}." + (
             " Some loops have a dynamic trip count (counted once)."
@@ -168,14 +170,15 @@ def _tables(t: dict) -> list[Table]:
     if m:
         rows = []
         for s in m.get("settings", []):
-            if s.get("error"):
+            if s.get("error") or not s.get("speedup"):
+                why = s.get("error") or m.get("baseline_error") or "no serial baseline"
                 rows.append([str(s.get("intra_op")), str(s.get("inter_op")), "—", "—",
-                             f"failed: {s['error']}"])
+                             f"failed: {why}"])
                 continue
             rows.append([str(s["intra_op"]), str(s["inter_op"]),
                          f"{s['serial']['median_s'] * 1000:.2f} ms",
                          f"{s['forked']['median_s'] * 1000:.2f} ms", f"{s['speedup']:.2f}×"])
-        ok = [s for s in m.get("settings", []) if not s.get("error")]
+        ok = [s for s in m.get("settings", []) if not s.get("error") and s.get("speedup")]
         note = f"Serial baseline: {m.get('baseline')}. Outputs match: {m.get('outputs_match')}."
         if ok:
             best = max(ok, key=lambda s: s["speedup"])
