@@ -13,15 +13,10 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from . import __version__
-from .analyses.cost import annotate_costs
-from .analyses.fork_wait import annotate_fork_waits
-from .analyses.parallelism import annotate_parallelism
-from .analyses.runtime_shapes import annotate_runtime_shapes
-from .analyses.traced_control_flow import annotate_frozen_control_flow
+from .analyses.pipeline import analysed_graph
 from .frontends.capture import Capture, capture
 from .frontends.inputs import resolve_inputs
 from .frontends.loader import LoadResult, Target, load
-from .ir.build import build_graph
 from .render.dot import RenderOptions, to_dot
 
 __all__ = ["Visualization", "load", "capture", "build", "visualize", "RenderOptions"]
@@ -32,13 +27,7 @@ JSON_SCHEMA_VERSION = 1
 
 def build(cap: Capture) -> nx.DiGraph:
     """The IR graph of a capture, with every analysis's facts annotated on it."""
-    G = build_graph(cap)
-    annotate_fork_waits(G)
-    annotate_frozen_control_flow(G, cap)
-    annotate_runtime_shapes(G, cap)
-    annotate_costs(G)
-    annotate_parallelism(G)
-    return G
+    return analysed_graph(cap)
 
 
 @dataclass

@@ -26,6 +26,7 @@ import networkx as nx
 import torch
 
 from ..analyses.graph_diff import first_divergence, script_trace_divergence
+from ..analyses.pipeline import analysed_graph
 from ..config import Config, per_file_ignored
 from ..errors import CaptureError, IrvizError, ModelLoadError
 from ..frontends.capture import Capture, capture
@@ -310,9 +311,7 @@ def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
         run.notes.append(f"{run.target.spec}: re-trace skipped: {again.error}")
     forward = _forward_location(run.target)
     if again.capture is not None:
-        from ..api import build
-
-        diff = first_divergence(run.trace_graph, build(again.capture))
+        diff = first_divergence(run.trace_graph, analysed_graph(again.capture))
         if diff is not None:
             where = _split(diff["source"]) or forward
             detail = (f"with {again.change} the trace has {diff['second']} where the first "
@@ -338,14 +337,12 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
         _ast_layer(target, findings, run)
     if options.no_exec:
         return list(findings.found.values()), run
-    from ..api import build
-
     inputs = resolve_inputs(target, options.inputs)
     script_error: CaptureError | None = None
     if options.mode in ("both", "script"):
         try:
             run.script = capture(target, "script", inputs)
-            run.script_graph = build(run.script)
+            run.script_graph = analysed_graph(run.script)
         except CaptureError as exc:
             script_error = exc
     if options.mode in ("both", "trace") and target.kind != "archive":
@@ -355,7 +352,7 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
         else:
             try:
                 run.trace = capture(target, "trace", inputs)
-                run.trace_graph = build(run.trace)
+                run.trace_graph = analysed_graph(run.trace)
             except CaptureError as exc:
                 where = _split(_location_in(exc)) or _forward_location(target)
                 explained = any(code == "IRV141" for code, _, _ in findings.found)
