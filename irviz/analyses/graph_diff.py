@@ -77,9 +77,10 @@ def script_trace_divergence(script: nx.DiGraph, trace: nx.DiGraph) -> list[dict]
             continue
         kind = data["kind"]
         why = None
-        if kind == "prim::If":
+        kept = (kind,) + _loc(data) in traced  # e.g. @torch.jit.script_if_tracing
+        if kind == "prim::If" and not kept:
             why = _decides_on_runtime_value(script, node, [0])
-        elif kind == "prim::Loop":
+        elif kind == "prim::Loop" and not kept:
             why = _decides_on_runtime_value(script, node, [0, 1])
         elif kind in TRACEABLE_VALUES and (kind,) + _loc(data) not in traced:
             why = kind
@@ -95,10 +96,23 @@ def canonical(G: nx.DiGraph) -> list[tuple]:
     for node, data in G.nodes(data=True):
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
-        consts = tuple(G.nodes[p[0]]["label"] for p in data["inputs"]
-                       if len(p) == 1 and p[0] in G and G.nodes[p[0]]["kind"] == "prim::Constant")
+        consts = tuple(_const(G, p[0]) for p in data["inputs"]
+                       if len(p) == 1 and p[0] in G and G.nodes[p[0]].get("hidden"))
         out.append((data["kind"], data.get("user_source"), consts, node))
     return out
+
+
+def _const(G: nx.DiGraph, node: str) -> str:
+    """A folded input as text: a constant, or a constant list like ``[3, -1]``."""
+    data = G.nodes[node]
+    if data["kind"] in ("prim::ListConstruct", "prim::TupleConstruct"):
+        return "[" + ", ".join(_const(G, p[0]) for p in data["inputs"] if p) + "]"
+    label = data["label"]
+    try:  # a float is data (e.g. from .item()), not a shape: its value may differ freely
+        float(label)
+        return label if label.lstrip("-").isdigit() else "<float>"
+    except ValueError:
+        return label
 
 
 def first_divergence(first: nx.DiGraph, second: nx.DiGraph) -> dict | None:

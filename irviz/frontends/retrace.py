@@ -93,6 +93,11 @@ def perturbed_inputs(obj, inputs: tuple, dynamic: dict[str, list[int]]) -> tuple
     return tuple(out), "; ".join(changed)
 
 
+def _first(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else type(exc).__name__
+
+
 def _same(a, b) -> bool:
     if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor):
         return a.shape == b.shape and torch.allclose(a, b, atol=1e-5, rtol=1e-4, equal_nan=True)
@@ -111,18 +116,19 @@ def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retr
     new_inputs, change = perturbed_inputs(obj, first.inputs, dynamic or {})
     if not change:
         return None
-    differ = False
-    error = None
     try:
         with torch.no_grad():
             expected = obj(*new_inputs)
-            got = first.scripted(*new_inputs)
-        differ = not _same(expected, got)
-    except Exception as exc:  # the model may not accept other shapes: then we cannot tell
-        error = f"running on {change} raised {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    except Exception as exc:  # the model itself does not take other shapes: nothing to tell
+        error = f"running on {change} raised {type(exc).__name__}: {_first(exc)}"
         return Retrace(new_inputs, change, None, error, False)
+    try:
+        with torch.no_grad():
+            differ = not _same(expected, first.scripted(*new_inputs))
+    except Exception:  # the Python model runs, the first trace breaks: a shape was baked in
+        differ = True
     try:
         second = capture(first.target, "trace", new_inputs)
     except Exception as exc:
         return Retrace(new_inputs, change, None, f"tracing on {change} failed: {exc}", differ)
-    return Retrace(new_inputs, change, second, error, differ)
+    return Retrace(new_inputs, change, second, None, differ)

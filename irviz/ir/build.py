@@ -307,7 +307,7 @@ class _Builder:
         cid = self._container(
             f"{nid}/call", "function", block, owner=None, call_site=nid, module=scope[0],
             method=short, label=f"{short}()", depth=depth + 1,
-            qualified_type=fn_ref.qualname, source=source, user_source=user_source,
+            qualified_type=demangle(fn_ref.qualname), source=source, user_source=user_source,
             **{"class": None})
         callee_env: dict[int, object] = {}
         for param, arg in zip(fn.graph.inputs(), args[1:]):

@@ -74,7 +74,8 @@ HAZARD_CODES = {"wait-right-after-fork": "IRV201", "never-waited": "IRV202",
 #: the source layer saw input-derived data going in
 CONFIRM_ONLY = {"IRV108"}
 #: a more specific finding on the same line makes IRV150 redundant
-EXPLAINS_DIVERGENCE = {"IRV101", "IRV102", "IRV103", "IRV104", "IRV105", "IRV106", "IRV131"}
+EXPLAINS_DIVERGENCE = {"IRV101", "IRV102", "IRV103", "IRV104", "IRV105", "IRV106", "IRV109",
+                       "IRV131"}
 TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
                 "aten::alpha_dropout": "train", "aten::feature_alpha_dropout": "train",
                 "aten::batch_norm": "training", "aten::instance_norm": "use_input_stats",
@@ -225,26 +226,39 @@ def _tracer_layer(cap: Capture, findings: _Findings) -> None:
         findings.report(code, location, "trace", expr=_code_at(location), text=text)
 
 
+#: modules whose behaviour differs between train() and eval()
+_TRAIN_DEPENDENT = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._BatchNorm,
+                    torch.nn.modules.instancenorm._InstanceNorm, torch.nn.RReLU)
+
+
+def _training_modules(obj) -> set[str]:
+    """Paths of the dropout/norm submodules left in training mode when tracing."""
+    if not isinstance(obj, torch.nn.Module):
+        return set()
+    return {name for name, m in obj.named_modules()
+            if isinstance(m, _TRAIN_DEPENDENT) and m.training}
+
+
 def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
     """Patterns in the traced graph."""
     forward = _forward_location(target)
-    training = isinstance(target.obj, torch.nn.Module) and target.obj.training
+    training = _training_modules(target.obj)
     for node, data in G.nodes(data=True):
         where = _split(data.get("user_source")) or forward
         kind = data["kind"]
         if where is None:
             continue
-        if training and kind in TRAINING_OPS:
+        if data.get("scope") in training and kind in TRAINING_OPS:
             names = data.get("arg_names") or []
             arg = TRAINING_OPS[kind]
             if arg in names:
                 i = names.index(arg)
                 producers = data["inputs"][i] if i < len(data["inputs"]) else []
-                if len(producers) == 1 and G.nodes[producers[0]]["label"] == "True":
+                if len(producers) == 1 and G.nodes[producers[0]]["label"] in ("True", "1"):
                     findings.report("IRV130", where, "ir", expr=kind)
         if kind in RANDOM_OPS:
             findings.report("IRV132", where, "ir", expr=kind)
-        if kind == "prim::fork":
+        if kind == "prim::fork" and not _task_is_scripted(G, node):
             findings.report("IRV206", where, "ir", callee=data["irviz.fork"]["callee"])
     inputs = G.graph.get("inputs", [])
     if not inputs:
@@ -260,6 +274,12 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
             where = _split(G.nodes[producer].get("user_source")) or forward
             if where:
                 findings.report("IRV134", where, "ir", index=index)
+
+
+def _task_is_scripted(G: nx.DiGraph, fork: str) -> bool:
+    """Scripted code carries exact columns; traced code only ``file:line``."""
+    return any(G.nodes[n].get("source", "") and not G.nodes[n]["source"].endswith(":1")
+               for n in G.nodes[fork]["irviz.fork"]["task_nodes"])
 
 
 def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
@@ -333,7 +353,7 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
     """Every finding for one loaded model (before selection and suppression)."""
     findings = _Findings(target)
     run = TargetRun(target)
-    if target.kind != "archive":
+    if target.kind in ("module", "function"):  # already-scripted code is not traced
         _ast_layer(target, findings, run)
     if options.no_exec:
         return list(findings.found.values()), run
@@ -392,9 +412,11 @@ def _location_in(exc: CaptureError) -> str | None:
 
 
 def drop_explained(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """IRV150 on a line where a more specific finding already says what the trace froze."""
+    """IRV150/IRV151 on a line where a more specific finding already says what the trace
+    froze (they are its consequences)."""
     explained = {(d.path, d.line) for d in diagnostics if d.code in EXPLAINS_DIVERGENCE}
-    return [d for d in diagnostics if not (d.code == "IRV150" and (d.path, d.line) in explained)]
+    return [d for d in diagnostics
+            if not (d.code in ("IRV150", "IRV151") and (d.path, d.line) in explained)]
 
 
 def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:

@@ -227,6 +227,15 @@ def _is_torch_function(func: Any) -> bool:
     return _in_dirs(code.co_filename, (_TORCH_DIR,))
 
 
+def _non_tensor_literal(value: ast.AST) -> bool:
+    """A number, string, bool or None returned (alone or inside a returned tuple)."""
+    if isinstance(value, ast.Constant):
+        return True
+    if isinstance(value, ast.Tuple):
+        return any(isinstance(e, ast.Constant) for e in value.elts)
+    return False
+
+
 def _is_user_function(func: Any) -> bool:
     code = getattr(func, "__code__", None)
     return (isinstance(func, types.FunctionType) and code is not None
@@ -582,7 +591,10 @@ class _Unit:
 
 
 class _Engine:
-    def __init__(self) -> None:
+    def __init__(self, root_scripted: bool = False) -> None:
+        #: a scripted root: its scripted children are part of what is analysed; under a
+        #: traced (Python) root, scripted callees keep their control flow and are skipped
+        self.root_scripted = root_scripted
         self.units: dict = {}
         self.queue: collections.deque = collections.deque()
         self.owners: dict = {}
@@ -616,6 +628,8 @@ class _Engine:
             if id(obj) in seen or not isinstance(obj, torch.nn.Module):
                 continue
             seen.add(id(obj))
+            if isinstance(obj, torch.jit.ScriptModule) and not self.root_scripted:
+                continue  # compiled, not traced: its control flow survives a trace
             cls = _py_class(obj)
             if cls is None:
                 continue
@@ -844,10 +858,10 @@ class _Analysis:
                 return None
             if isinstance(obj, torch.nn.Module):
                 return ("module", [obj])
-            original = getattr(obj, "_torchdynamo_inline", None) if isinstance(
-                obj, torch.jit.ScriptFunction) else None
-            if original is not None:
-                obj = original
+            if isinstance(obj, torch.jit.ScriptFunction):
+                if not self.engine.root_scripted:
+                    return None  # compiled, not traced: its control flow survives a trace
+                obj = getattr(obj, "_torchdynamo_inline", None) or obj
             if _is_user_function(obj):
                 return ("function", obj)
             return None
@@ -1533,6 +1547,10 @@ class _Analysis:
                 self.fact("list-output", node)
             elif isinstance(node.value, (ast.Dict, ast.DictComp)):
                 self.fact("dict-output", node)
+            elif _non_tensor_literal(node.value):
+                self.fact("dict-output", node)
+        elif self.unit.is_root and node.value is None:
+            self.fact("dict-output", node)  # returns nothing: trace has no output
         self.generic_visit(node)
 
     def visit_Starred(self, node: ast.Starred) -> None:
@@ -1826,7 +1844,8 @@ def source_facts(obj: Any) -> list[SourceFact]:
     ScriptModule/ScriptFunction is read from its original Python source when
     that can be found; a loaded or traced archive gives ``[]``.
     """
-    engine = _Engine()
+    engine = _Engine(root_scripted=isinstance(obj, (torch.jit.ScriptModule,
+                                                   torch.jit.ScriptFunction)))
     if isinstance(obj, torch.jit.ScriptFunction):
         original = getattr(obj, "_torchdynamo_inline", None)
         if original is None:

@@ -1,6 +1,5 @@
 """IRV130: traced in training mode (the loader creates instances in training mode), so
 dropout keeps dropping and BatchNorm keeps using batch statistics in the trace."""
-# irviz-lint-xfail: IRV130 never fires: runner._ir_layer compares the flag constant's label with "True", but bool constants are labelled "1"
 import torch
 
 

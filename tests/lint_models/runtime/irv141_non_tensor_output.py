@@ -3,7 +3,6 @@
 torch.jit.trace fails with "Only tensors, lists, tuples of tensors, or dictionary of
 tensors can be output from traced functions", the error IRV141 documents.
 """
-# irviz-lint-xfail: only `return {...}` literals are recognised; these are reported as IRV002 on the `def forward` line instead (false negative + wrong line)
 import torch
 
 

@@ -1,6 +1,5 @@
 """IRV151: the number of rows is frozen by ``unbind`` (no TracerWarning): the first trace
 raises on an input with one more row, which the Python model accepts."""
-# irviz-lint-xfail: retrace() gives up (a note only) when the first trace raises on the new inputs although the eager model runs (false negative)
 import torch
 
 

@@ -1,7 +1,6 @@
 """Negative control: the documented fix for a data-dependent branch. The branch is in a
 ``@torch.jit.script_if_tracing`` function, so the trace calls its scripted graph and
 keeps the ``if``."""
-# irviz-lint-xfail: IRV150 on the `if`: graph_diff reports a prim::If on a runtime value without checking that the trace kept it (false positive)
 import torch
 
 

@@ -1,7 +1,6 @@
 """Negative control: branches inside code that is already scripted (a ``@torch.jit.script``
 function called from a traced model, a ``torch.jit.script``-ed child of a scripted
 model) are compiled, not traced: nothing is frozen."""
-# irviz-lint-xfail: the source layer reports IRV101 inside scripted functions and scripted submodules (false positive)
 import torch
 
 

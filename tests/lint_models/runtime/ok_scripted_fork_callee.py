@@ -1,7 +1,6 @@
 """Negative control for IRV206: the documented fix. The forked function is scripted, so
 the traced fork calls its compiled graph; nothing in it is traced."""
 # irviz-lint-args: --extend-select IRV206
-# irviz-lint-xfail: IRV206 is reported for every prim::fork in a trace, also when the callee is scripted (false positive)
 import torch
 
 
