@@ -156,7 +156,7 @@ def _predictions(channels: int, seq: int, batch: int) -> dict:
     return facts
 
 
-def _predicted(par: dict | None, inter: int, cpus: int) -> float | None:
+def _predicted(par: dict | None, inter: int, cpus: int, intra: int = 1) -> float | None:
     if not par:
         return None
     ratio = par.get("parallelism")
@@ -166,7 +166,7 @@ def _predicted(par: dict | None, inter: int, cpus: int) -> float | None:
         return par.get("predicted_speedup")
     # the same limit as irviz.analyses.parallelism, for this setting's inter-op threads
     workers = inter + (1 if par.get("caller_works") else 0)
-    return min(ratio, max(1, min(workers, cpus)))
+    return min(ratio, max(1.0, min(workers, cpus / max(1, intra))))
 
 
 def _cpu_wall(row: dict, key: str) -> float:
@@ -259,11 +259,11 @@ def main(argv: list[str] | None = None) -> int:
         mark = " †" if _one_core(row) else ""
         cells = [f"{row['pass_no']}{mark}", intra, inter, f"{load}", _ms(ser), cell("bifork")]
         if have_pred:
-            pb = _predicted(predictions.get("bifork"), row["inter_op"], cpus)
+            pb = _predicted(predictions.get("bifork"), row["inter_op"], cpus, row["intra_op"])
             cells.append(f"{pb:.2f}×" if pb is not None else "n/a")
         cells.append(cell("ensemble"))
         if have_pred:
-            pe = _predicted(predictions.get("ensemble"), row["inter_op"], cpus)
+            pe = _predicted(predictions.get("ensemble"), row["inter_op"], cpus, row["intra_op"])
             cells.append(f"{pe:.2f}×" if pe is not None else "n/a")
         cells.append(", ".join(f"{st[k]['cpu_median_s'] / st[k]['median_s']:.2f}"
                                for k in ("bifork", "ensemble")))
@@ -350,8 +350,8 @@ def main(argv: list[str] | None = None) -> int:
             f = predictions[key]
             notes.append(f"irviz static facts for {cls}: work {f['work']} {f['unit']}, span "
                          f"{f['span']} {f['unit']}, work/span {f['parallelism']}; the predicted "
-                         "column is min(work/span, P), P = min(CPUs, inter-op threads + 1 "
-                         f"when the caller works beside its tasks (here: "
+                         "column is min(work/span, P), P = min(CPUs / intra-op threads, inter-op "
+                         "threads + 1 when the caller works beside its tasks (here: "
                          f"{'yes' if f.get('caller_works') else 'no'})).")
     if facts1["load_avg"] and max(facts0["load_avg"][0], facts1["load_avg"][0]) > 0.5 * cpus:
         notes.append(f"The machine was shared (1-min load {facts0['load_avg'][0]} at the start, "

@@ -164,11 +164,20 @@ def test_op_count_fallback_without_inputs():
 
 
 def test_prediction_is_capped_by_threads_and_cpus():
-    facts = one("lstm_ensemble.py:LSTMEnsemble").graph.graph["irviz.parallelism"]
+    from irviz.analyses.parallelism import annotate_parallelism
+
+    G = one("lstm_ensemble.py:LSTMEnsemble").graph
+    facts = annotate_parallelism(G, interop_threads=2, cpu_count=2, intraop_threads=1)
     assert facts["width"] == 9  # 4 members, each with its forward LSTM forked, plus the caller
-    assert facts["parallelism"] > facts["limit"]
-    assert facts["predicted_speedup"] == facts["limit"] == min(torch.get_num_interop_threads(),
-                                                               __import__("os").cpu_count())
+    assert not facts["caller_works"]  # the caller only forks and waits
+    assert facts["parallelism"] > 2 and facts["limit"] == 2 and facts["predicted_speedup"] == 2
+    # intra-op threads already occupy the cores; one inter-op thread runs one task at a time
+    assert annotate_parallelism(G, 2, 2, intraop_threads=2)["predicted_speedup"] == 1
+    assert annotate_parallelism(G, 1, 2, intraop_threads=1)["predicted_speedup"] == 1
+    # BiFork's caller runs the backward LSTM itself: it adds a worker
+    G = one("lstm_ensemble.py:BiForkLSTMEnsemble").graph
+    facts = annotate_parallelism(G, interop_threads=1, cpu_count=2, intraop_threads=1)
+    assert facts["caller_works"] and facts["limit"] == 2
     serial = one("lstm_ensemble.py:SerialLSTMEnsemble").graph.graph["irviz.parallelism"]
     assert serial["predicted_speedup"] == 1.0 and serial["work"] == serial["span"]
 

@@ -80,7 +80,7 @@ def target_report(view, measured: dict | None = None) -> dict:
         "work": facts["work"], "span": facts["span"], "parallelism": facts["parallelism"],
         "predicted_speedup": facts["predicted_speedup"], "limit": facts["limit"],
         "interop_threads": facts["interop_threads"], "cpu_count": facts["cpu_count"],
-        "caller_works": facts["caller_works"],
+        "caller_works": facts["caller_works"], "intraop_threads": facts["intraop_threads"],
         "width": facts["width"], "dynamic_trip_counts": facts["dynamic_trip_counts"],
         "critical_path": [{"id": n, "kind": G.nodes[n]["kind"], "site": _site(_where(G, n)),
                            "cost": G.nodes[n].get("irviz.cost", {}).get("cost", 0.0)}
@@ -132,8 +132,9 @@ def _tables(t: dict) -> list[Table]:
          "predicted speed-up", "thread limit", "max tasks in flight"],
         [[_cost(t["work"], unit), _cost(t["span"], unit), f"{t['parallelism']:.2f}×",
           f"**{t['predicted_speedup']:.2f}×**",
-          f"{t['limit']} (inter-op {t['interop_threads']}"
-          + (" + the caller" if t.get("caller_works") else "") + f", CPUs {t['cpu_count']})",
+          f"{t['limit']:g} (inter-op {t['interop_threads']}"
+          + (" + the caller" if t.get("caller_works") else "")
+          + f"; CPUs {t['cpu_count']} / intra-op {t.get('intraop_threads', 1)})",
           str(t["width"])]],
         note=f"Cost model: {t['cost_basis']}." + (
             " Some loops have a dynamic trip count (counted once)."
