@@ -153,6 +153,9 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         "work": round(work, 3), "span": round(span, 3),
         "parallelism": round(parallelism, 3),
         "predicted_speedup": round(min(parallelism, limit), 3),
+        # the same with one intra-op thread per op, the setting where forks usually pay off
+        "predicted_speedup_intraop1": round(min(parallelism, max(1.0, min(
+            cpus, interop + (1 if caller_works else 0)))), 3),
         "limit": round(limit, 3), "interop_threads": interop, "cpu_count": cpus,
         "intraop_threads": intra,
         "caller_works": caller_works,

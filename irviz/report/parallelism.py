@@ -79,6 +79,7 @@ def target_report(view, measured: dict | None = None) -> dict:
                      for n in ids],
         "work": facts["work"], "span": facts["span"], "parallelism": facts["parallelism"],
         "predicted_speedup": facts["predicted_speedup"], "limit": facts["limit"],
+        "predicted_speedup_intraop1": facts["predicted_speedup_intraop1"],
         "interop_threads": facts["interop_threads"], "cpu_count": facts["cpu_count"],
         "caller_works": facts["caller_works"], "intraop_threads": facts["intraop_threads"],
         "width": facts["width"], "dynamic_trip_counts": facts["dynamic_trip_counts"],
@@ -136,7 +137,10 @@ def _tables(t: dict) -> list[Table]:
           + (" + the caller" if t.get("caller_works") else "")
           + f"; CPUs {t['cpu_count']} / intra-op {t.get('intraop_threads', 1)})",
           str(t["width"])]],
-        note=f"Cost model: {t['cost_basis']}." + (
+        note=f"Cost model: {t['cost_basis']}."
+        + (f" With one intra-op thread (torch.set_num_threads(1)) the prediction is "
+           f"{t['predicted_speedup_intraop1']:.2f}×."
+           if t["predicted_speedup_intraop1"] != t["predicted_speedup"] else "") + (
             " Some loops have a dynamic trip count (counted once)."
             if t["dynamic_trip_counts"] else ""))]
     if t["forks"]:
