@@ -6,7 +6,7 @@ PY := $(VENV)/bin/python
 IRVIZ := $(VENV)/bin/irviz
 DEMO := build/demo
 
-.PHONY: setup graphviz demo test rule-docs clean
+.PHONY: setup graphviz demo test rule-docs bad-input-doc clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -56,6 +56,10 @@ test: setup
 # docs/rules/*.rst from the rule classes' docstrings (a test checks they are current)
 rule-docs: setup
 	$(PY) -c "from irviz.lint import rules; from irviz.lint.registry import write_rule_docs; write_rule_docs('docs/rules')"
+
+# docs/bad-input.md: the bad-input table with the messages irviz prints (a test checks it)
+bad-input-doc: setup
+	$(PY) tests/bad_inputs.py
 
 clean:
 	rm -rf build $(VENV)

@@ -151,6 +151,9 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
             click.echo(text, err=True)
 
     try:
+        from .compat import check_torch
+
+        check_torch()
         from . import api
         from .files import write_atomic
         from .render import engines
@@ -269,6 +272,9 @@ def _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, 
             click.echo(text, err=True)
 
     try:
+        from .compat import check_torch
+
+        check_torch()
         from . import __version__ as version
         from .config import load_config
         from .files import check_writable_dir, write_atomic
@@ -398,6 +404,9 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, tr
             click.echo(text, err=True)
 
     try:
+        from .compat import check_torch
+
+        check_torch()
         from . import api
         from .files import check_writable_dir, write_atomic
         from .report import parallelism as rep
@@ -406,7 +415,8 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, tr
             if path and path != "-":
                 check_writable_dir(Path(path).parent if str(Path(path).parent) else Path("."))
         if trace_out and not measure:
-            raise UsageError("--trace-out needs --measure (the trace comes from a measured run)")
+            raise UsageError("--trace-out needs --measure (the trace comes from a measured run)",
+                             hint="add --measure, or leave out --trace-out")
         if fmt == "html":
             from .render import engines
             engine = engines.resolve_engine(engine)

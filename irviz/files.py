@@ -33,7 +33,11 @@ def write_atomic(path: Path, data: bytes) -> None:
     if path.is_dir():
         raise OutputError(f"{path} is a directory, not a file",
                           hint="give a file name, e.g. -o model.svg")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise OutputError(f"could not write {path}: {exc.strerror or exc}",
+                          hint="pass a writable location with -o/--output") from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
@@ -44,4 +48,5 @@ def write_atomic(path: Path, data: bytes) -> None:
             os.unlink(tmp)
         except OSError:
             pass
-        raise OutputError(f"could not write {path}: {exc.strerror or exc}") from None
+        raise OutputError(f"could not write {path}: {exc.strerror or exc}",
+                          hint="pass a writable location with -o/--output") from None

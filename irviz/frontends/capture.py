@@ -21,7 +21,7 @@ from typing import Any, Iterator
 import torch
 
 from ..errors import CaptureError, InputsError
-from .loader import Target
+from .loader import Target, display_path
 
 MODES = ("script", "trace", "auto")
 
@@ -142,7 +142,19 @@ def _user_location(text: str) -> str | None:
     if not found:
         return None
     m = found[-1] if len(found) == 1 else found[0]
-    return f"{m.group(1)}:{m.group(2)}"
+    return f"{display_path(m.group(1))}:{m.group(2)}"
+
+
+_REMOVED_HINT = ("irviz reads TorchScript, which PyTorch deprecated in 2.5 and plans to turn "
+                 "into an error; use torch < 2.15 (irviz's supported range) for this model, "
+                 "or the variable torch names in its message to keep TorchScript working")
+
+
+def _torchscript_removed(text: str) -> bool:
+    """torch's own error when a release no longer runs TorchScript (pytorch#189705)."""
+    lowered = text.lower()
+    return "torchscript" in lowered and ("deprecated" in lowered or "removed" in lowered) \
+        and ("torch.export" in lowered or "silence" in lowered)
 
 
 def _script(target: Target) -> Any:
@@ -153,6 +165,9 @@ def _script(target: Target) -> Any:
         return torch.jit.script(obj)
     except Exception as exc:  # torch raises many types for unsupported code
         text = str(exc).strip()
+        if _torchscript_removed(text):
+            raise CaptureError(f"this torch ({torch.__version__}) refuses torch.jit.script: "
+                               f"{text.splitlines()[0]}", hint=_REMOVED_HINT) from None
         where = _user_location(text)
         first = text.splitlines()[0] if text else type(exc).__name__
         raise CaptureError(
@@ -169,6 +184,12 @@ def _trace(target: Target, inputs: tuple | None) -> Any:
             f"--mode trace needs example inputs for {target.spec}",
             hint='pass them with --inputs "torch.rand(3, 4), torch.rand(3, 4)" or define '
                  "`example_inputs` in the model file (see README: Example inputs)")
+    for i, value in enumerate(inputs):
+        if isinstance(value, torch.Tensor) and value.numel() == 0:
+            raise InputsError(
+                f"example input {i} of {target.spec} is empty (shape {tuple(value.shape)}): a "
+                "trace of an empty tensor records shapes and branches no real input takes",
+                hint="give each input at least one element, e.g. torch.rand(1, 4)")
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return obj
@@ -176,14 +197,36 @@ def _trace(target: Target, inputs: tuple | None) -> Any:
         return torch.jit.trace(obj, inputs, check_trace=False)
     except Exception as exc:
         text = str(exc).strip()
+        if _torchscript_removed(text):
+            raise CaptureError(f"this torch ({torch.__version__}) refuses torch.jit.trace: "
+                               f"{text.splitlines()[0]}", hint=_REMOVED_HINT) from None
         first = text.splitlines()[0] if text else type(exc).__name__
         frame = _user_frame(traceback.extract_tb(exc.__traceback__), target.source_file)
-        where = f" at {frame.filename}:{frame.lineno}" if frame else ""
+        where = f" at {display_path(frame.filename)}:{frame.lineno}" if frame else ""
         raise CaptureError(
             f"torch.jit.trace failed on {target.spec}{where}: {type(exc).__name__}: {first}",
             hint="check that the example inputs match what forward() expects; "
                  "`--mode script` needs no inputs",
             detail=text if "\n" in text else None) from None
+
+
+def _run_once(target: Target, scripted: Any, inputs: tuple) -> None:
+    """Example inputs that the compiled model cannot run are a user error, found early."""
+    try:
+        with torch.no_grad():
+            scripted(*inputs)
+    except Exception as exc:  # the model's own error, reported in its terms
+        text = str(exc).strip()
+        where = _user_location(text)
+        lines = [line.strip() for line in text.splitlines() if line.strip()]
+        last = lines[-1] if lines else type(exc).__name__
+        raise CaptureError(
+            f"{target.spec} compiles, but running it on its example inputs raised "
+            f"{type(exc).__name__}" + (f" at {where}" if where else "") + f": {last}",
+            hint="check that --inputs / example_inputs match what forward() expects "
+                 "(shapes, dtypes, devices)",
+            detail=("TorchScript traceback (your model's code):\n" + text)
+            if "\n" in text else None) from None
 
 
 def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -> Capture:
@@ -208,6 +251,8 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
                     raise
                 notes.append(f"scripting failed ({exc.message}); traced instead")
                 scripted, done = _trace(target, inputs), "trace"
+        if done in ("script", "archive") and inputs is not None:
+            _run_once(target, scripted, inputs)
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
             notes.append("the target is already scripted; tracing it is a no-op")

@@ -1,0 +1,373 @@
+"""``--isolate``: run an irviz command in a child process that cannot take irviz down.
+
+irviz runs the user's model code (importing the file, tracing, example inputs). An
+infinite loop, a crash in native code or runaway memory there must become one clear
+error, not a hung docs build or a dead irviz. :func:`run_isolated` re-runs the same
+command as ``python -m irviz ...`` in a child, in its own session (process group),
+with ``IRVIZ_ISOLATED=1`` so the child does not isolate again, and:
+
+- relays the child's stdout and stderr as they come (stdout byte for byte: SVG, DOT
+  and JSON may go there);
+- kills the whole process group (SIGTERM, then SIGKILL after a short grace) when it
+  runs longer than ``--timeout`` seconds, and says so;
+- names the signal when the child dies of one (SIGSEGV, SIGABRT, ...);
+- limits the child's memory (Linux: ``RLIMIT_DATA``, see :func:`_child_setup`), so a
+  runaway allocation fails inside the child, whose CLI reports "ran out of memory";
+- removes the temporary files of a killed child's atomic writes (``.NAME.*.tmp``), so
+  nothing half-written is left. A killed child never renames a temporary file into
+  place: the group is dead before irviz looks.
+
+Otherwise the child's exit code is returned unchanged.
+"""
+from __future__ import annotations
+
+import os
+import re
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import click
+
+from .errors import IrvizError
+
+#: Set in the child's environment: the command runs there, it does not isolate again.
+ISOLATED_ENV = "IRVIZ_ISOLATED"
+#: The child's memory limit in MB, for its "ran out of memory" message.
+MEMORY_ENV = "IRVIZ_MEMORY_LIMIT_MB"
+DEFAULT_TIMEOUT = 300.0
+DEFAULT_MEMORY_MB = 4096
+#: Options that only concern the parent; the child never sees them.
+ISOLATION_PARAMS = ("isolate", "timeout", "memory_limit")
+_ISOLATION_OPTS = {"--isolate": 0, "--timeout": 1, "--memory-limit": 1}
+#: Seconds between SIGTERM and SIGKILL for a timed-out child.
+TERM_GRACE = 1.0
+#: Seconds to wait for the pipes to drain once the child is gone.
+DRAIN_WAIT = 5.0
+#: Options whose value is an output path (the child writes it atomically).
+_OUTPUT_OPTS = ("-o", "--output", "--trace-out")
+#: ``tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")``: 8 random characters.
+_TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+
+_CRASHES = {
+    "SIGSEGV": "a segmentation fault, e.g. in a native extension",
+    "SIGBUS": "a bus error, e.g. in a native extension",
+    "SIGILL": "an illegal instruction, e.g. in a native extension",
+    "SIGFPE": "an arithmetic fault in native code",
+    "SIGABRT": "e.g. a native extension or os.abort()",
+}
+
+
+def is_isolated() -> bool:
+    """True inside the child of :func:`run_isolated`."""
+    return bool(os.environ.get(ISOLATED_ENV))
+
+
+def argv_from_context(ctx: click.Context) -> list[str]:
+    """The command line of ``ctx``'s command, rebuilt from its parsed parameters.
+
+    Works the same from the console script, ``python -m irviz`` and click's CliRunner
+    (where ``sys.argv`` is not the command's). Parameters left at their default are
+    left out (the child computes the same default); the isolation options are dropped.
+    """
+    options: list[str] = []
+    arguments: list[str] = []
+    for param in ctx.command.params:
+        name = param.name
+        if name in ISOLATION_PARAMS or name not in ctx.params or not param.expose_value:
+            continue
+        value = ctx.params[name]
+        if isinstance(param, click.Argument):
+            arguments.extend(str(v) for v in (value if isinstance(value, (tuple, list))
+                                              else [value]) if v is not None)
+            continue
+        source = ctx.get_parameter_source(name)
+        if source in (click.core.ParameterSource.DEFAULT,
+                      click.core.ParameterSource.DEFAULT_MAP) or value is None:
+            continue
+        assert isinstance(param, click.Option)
+        if param.is_flag and isinstance(value, bool):
+            if value:
+                options.append(param.opts[0])
+            elif param.secondary_opts:
+                options.append(param.secondary_opts[0])
+            continue
+        values = value if param.multiple else [value]
+        for v in values:
+            options.append(param.opts[0])
+            options.extend(str(x) for x in (v if isinstance(v, (tuple, list)) else [v]))
+    if any(a.startswith("-") for a in arguments):
+        return [ctx.info_name or ctx.command.name or "", *options, "--", *arguments]
+    return [ctx.info_name or ctx.command.name or "", *arguments, *options]
+
+
+def strip_isolation_options(argv: list[str]) -> list[str]:
+    """``argv`` without ``--isolate``, ``--timeout S`` and ``--memory-limit MB``."""
+    out: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg == "--":
+            out.extend(argv[i:])
+            break
+        key = arg.split("=", 1)[0]
+        if key in _ISOLATION_OPTS:
+            i += 1 + (_ISOLATION_OPTS[key] if "=" not in arg else 0)
+            continue
+        out.append(arg)
+        i += 1
+    return out
+
+
+def _output_dirs(argv: list[str]) -> list[tuple[Path, str | None]]:
+    """(directory, file name or None for any) where the child may leave temp files."""
+    found: list[tuple[Path, str | None]] = [(Path("."), None)]  # default outputs go here
+    for i, arg in enumerate(argv):
+        if arg == "--":
+            break
+        value = None
+        if arg in _OUTPUT_OPTS and i + 1 < len(argv):
+            value = argv[i + 1]
+        elif arg.split("=", 1)[0] in _OUTPUT_OPTS[1:] and "=" in arg:
+            value = arg.split("=", 1)[1]
+        elif arg.startswith("-o") and len(arg) > 2 and not arg.startswith("--"):
+            value = arg[2:]
+        if not value or value == "-":
+            continue
+        path = Path(value)
+        if value.endswith(("/", os.sep)) or path.is_dir():
+            found.append((path, None))
+        else:
+            found.append((path.parent, path.name))
+    return found
+
+
+def _temp_files(dirs: list[tuple[Path, str | None]]) -> set[Path]:
+    out: set[Path] = set()
+    for directory, name in dirs:
+        try:
+            entries = list(directory.iterdir())
+        except OSError:
+            continue
+        for p in entries:
+            if _TEMP_RE.match(p.name) and (name is None or p.name.startswith(f".{name}.")):
+                out.add(p.resolve())
+    return out
+
+
+def _remove_leftovers(dirs: list[tuple[Path, str | None]], before: set[Path]) -> None:
+    for path in _temp_files(dirs) - before:
+        try:
+            path.unlink()
+        except OSError:
+            pass
+
+
+def _child_setup(memory_mb: int):
+    """The ``preexec_fn`` of the child: memory limit and death with its parent (Linux).
+
+    The limit is ``RLIMIT_DATA`` rather than ``RLIMIT_AS``: both make a runaway
+    allocation fail (torch and Python report it), but ``RLIMIT_AS`` also counts
+    address space that is only reserved, so it breaks programs that reserve a lot
+    up front: wasmtime (the WebAssembly Graphviz engine) reserves 4 GiB for its
+    linear memory and fails under any limit below that.
+    """
+    if not sys.platform.startswith("linux"):
+        return None
+    import resource
+
+    limit = None
+    if memory_mb > 0:
+        limit = memory_mb * 2**20
+        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
+        if hard != resource.RLIM_INFINITY and hard < limit:
+            limit = hard  # already tighter; setrlimit cannot raise a hard limit
+    prctl = None
+    try:
+        import ctypes
+
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded here: no dlopen after fork
+    except (OSError, AttributeError):
+        pass
+
+    def setup() -> None:
+        if prctl is not None:
+            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die if irviz is killed
+        if limit is not None:
+            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
+
+    return setup
+
+
+def _binary(stream):
+    return getattr(stream, "buffer", None)
+
+
+def _relay(pipe, stream_name: str) -> None:
+    """Copy the child's pipe to our ``sys.stdout``/``sys.stderr`` as bytes arrive."""
+    dead = False
+    try:
+        while True:
+            chunk = os.read(pipe.fileno(), 65536)
+            if not chunk:
+                return
+            if dead:
+                continue
+            stream = getattr(sys, stream_name)
+            try:
+                binary = _binary(stream)
+                if binary is not None:
+                    binary.write(chunk)
+                    binary.flush()
+                else:
+                    stream.write(chunk.decode("utf-8", "replace"))
+                    stream.flush()
+            except (BrokenPipeError, ValueError, OSError):
+                if stream_name == "stdout":  # our reader left: let the child see EPIPE too
+                    return
+                dead = True  # stderr gone: keep draining so the child never blocks
+    finally:
+        pipe.close()
+
+
+def _signal_group(proc: subprocess.Popen, sig: int) -> None:
+    try:
+        os.killpg(proc.pid, sig)  # the child leads its own group: pgid == pid
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _kill_group(proc: subprocess.Popen, grace: float) -> None:
+    """Stop the child and everything it started (SIGTERM, then SIGKILL); reap the child."""
+    if os.name != "posix":  # pragma: no cover - Windows: no process groups here
+        proc.kill()
+        proc.wait()
+        return
+    if grace > 0:
+        _signal_group(proc, signal.SIGTERM)
+        try:
+            proc.wait(timeout=grace)
+        except subprocess.TimeoutExpired:
+            pass
+    _signal_group(proc, signal.SIGKILL)
+    proc.wait()
+
+
+def _error(message: str, hint: str) -> None:
+    click.echo(IrvizError(message, hint=hint).format(), err=True)
+
+
+class _Stopped(Exception):
+    def __init__(self, signum: int):
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_stopped(signum, _frame):
+    raise _Stopped(signum)
+
+
+def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
+    """Run ``irviz *argv`` in an isolated child; its exit code, or 2 with a clear error.
+
+    ``argv`` is the command and its arguments (``["render", "model.py", ...]``);
+    ``--isolate``, ``--timeout`` and ``--memory-limit`` in it are ignored.
+    """
+    argv = strip_isolation_options(list(argv))
+    shown = shlex.join(["irviz", *argv])
+    env = dict(os.environ, **{ISOLATED_ENV: "1"})
+    env.pop(MEMORY_ENV, None)
+    setup = _child_setup(memory_mb)
+    if memory_mb > 0:
+        if setup is None:
+            click.echo(f"note: --memory-limit is not enforced on {sys.platform} (Linux only)",
+                       err=True)
+        else:
+            env[MEMORY_ENV] = str(memory_mb)
+    dirs = _output_dirs(argv)
+    before = _temp_files(dirs)
+    for stream in (sys.stdout, sys.stderr):
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+
+    handlers = {}
+    if threading.current_thread() is threading.main_thread():
+        for name in ("SIGTERM", "SIGHUP"):
+            sig = getattr(signal, name, None)
+            if sig is not None:
+                handlers[sig] = signal.signal(sig, _raise_stopped)
+    proc = None
+    finished = False
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "irviz", *argv], stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+            start_new_session=os.name == "posix", preexec_fn=setup)
+        relays = []
+        for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
+            t = threading.Thread(target=_relay, args=(pipe, name), daemon=True)
+            t.start()
+            relays.append(t)
+        try:
+            code = proc.wait(timeout=timeout)
+            timed_out = False
+        except subprocess.TimeoutExpired:
+            timed_out = True
+            _kill_group(proc, TERM_GRACE)
+            code = proc.returncode
+        else:
+            if os.name == "posix":  # stragglers the model started must not hold our pipes
+                _signal_group(proc, signal.SIGKILL)
+        for t in relays:
+            t.join(DRAIN_WAIT)
+        finished = True
+    except (KeyboardInterrupt, _Stopped) as exc:
+        if proc is not None:
+            _kill_group(proc, 0.2)
+            _remove_leftovers(dirs, before)
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        _error(f"stopped by {signal.Signals(exc.signum).name} while irviz ran `{shown}`; "
+               "the model's process was killed", hint="nothing was left half-written")
+        return 128 + exc.signum
+    finally:
+        for sig, old in handlers.items():
+            signal.signal(sig, old)
+        if proc is not None and not finished and proc.poll() is None:
+            _kill_group(proc, 0.0)
+
+    if timed_out:
+        _remove_leftovers(dirs, before)
+        _error(f"the model did not finish within {timeout:g} s (--timeout) while irviz ran "
+               f"`{shown}`; it may loop forever or be too slow",
+               hint="make the model or its example inputs smaller, or allow more time with "
+                    "--timeout SECONDS")
+        return 2
+    if code < 0:
+        _remove_leftovers(dirs, before)
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        limited = f" (limit {memory_mb} MB, --memory-limit)" if memory_mb > 0 else ""
+        if name == "SIGKILL":
+            _error(f"the model's process was killed (SIGKILL) while irviz ran `{shown}`; "
+                   "most likely the system ran out of memory and its OOM killer stopped it",
+                   hint="make the model or its example inputs smaller, or set --memory-limit "
+                        "MB below the machine's memory so it fails with a clear message")
+        else:
+            why = _CRASHES.get(name, "a fatal signal")
+            oom = (f"; with --memory-limit it can also be a failed allocation{limited}"
+                   if memory_mb > 0 and name in ("SIGABRT", "SIGSEGV") else "")
+            _error(f"the model's process crashed ({name}, {why}) while irviz ran "
+                   f"`{shown}`{oom}",
+                   hint="this happened in the model's code or a library it calls, not in "
+                        "irviz's Python; run it with PYTHONFAULTHANDLER=1 set to see the "
+                        "Python line where it crashed")
+        return 2
+    return code
