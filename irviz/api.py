@@ -6,7 +6,6 @@
 """
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from dataclasses import dataclass, field
 
@@ -17,7 +16,8 @@ from .analyses.pipeline import analysed_graph
 from .frontends.capture import Capture, capture
 from .frontends.inputs import resolve_inputs
 from .frontends.loader import LoadResult, Target, load
-from .render.dot import RenderOptions, to_dot
+from .render.dot import RenderOptions, build_dot
+from .render.escape import json_dumps
 
 __all__ = ["Visualization", "load", "capture", "build", "visualize", "RenderOptions"]
 
@@ -37,6 +37,9 @@ class Visualization:
     capture: Capture
     graph: nx.DiGraph
     options: RenderOptions = field(default_factory=RenderOptions)
+    #: what the last ``dot()`` decided (e.g. modules collapsed to fit the node budget)
+    render_notes: list[str] = field(default_factory=list)
+    drawn_nodes: int = 0
 
     @property
     def name(self) -> str:
@@ -65,7 +68,9 @@ class Visualization:
             opts.notes = self.notes()
         if opts.title is None:
             opts.title = self.title()
-        return to_dot(self.graph, opts)
+        result = build_dot(self.graph, opts)
+        self.render_notes, self.drawn_nodes = result.notes, result.drawn_nodes
+        return result.text
 
     def svg(self, engine: str = "auto", **overrides) -> bytes:
         """SVG bytes, laid out by Graphviz (``engine``: auto, dot or wasm)."""
@@ -81,7 +86,8 @@ class Visualization:
         return data
 
     def json(self) -> str:
-        return json.dumps(self.node_link(), indent=1, ensure_ascii=False) + "\n"
+        """The node-link JSON: every string as the model had it (see ``json_dumps``)."""
+        return json_dumps(self.node_link(), indent=1) + "\n"
 
     def _repr_svg_(self) -> str:  # Jupyter
         return self.svg().decode("utf-8")

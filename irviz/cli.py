@@ -7,6 +7,8 @@ Graphviz engine), 3 an internal irviz error (reported with ``--debug``).
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 import sys
 import time
 import traceback
@@ -19,12 +21,49 @@ import click  # noqa: E402
 
 from . import __version__  # noqa: E402
 from .errors import IrvizError, UsageError  # noqa: E402
+from .progress import Stages  # noqa: E402
 
 FORMATS = ("svg", "dot", "json")
 INTERNAL_ERROR = 3
 
 
+#: How a failed allocation reads when it comes wrapped in another error (torch's CPU
+#: allocator raises RuntimeError; the capture turns it into a CaptureError).
+_OOM_TEXT = ("can't allocate memory", "Cannot allocate memory", "std::bad_alloc",
+             "out of memory")
+
+
+def _out_of_memory(exc: BaseException) -> IrvizError | None:
+    """A failed allocation anywhere in ``exc``'s chain as one clear error, else None."""
+    seen: set[int] = set()
+    todo: list[BaseException | None] = [exc]
+    while todo:
+        e = todo.pop()
+        if e is None or id(e) in seen:
+            continue
+        seen.add(id(e))
+        if (isinstance(e, MemoryError) or (isinstance(e, OSError) and e.errno == errno.ENOMEM)
+                or any(text in str(e) for text in _OOM_TEXT)):
+            break
+        todo += [e.__cause__, e.__context__]
+    else:
+        return None
+    what = exc.message if isinstance(exc, IrvizError) else (
+        f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
+    if isinstance(exc, IrvizError) and exc.detail:
+        what += "\n" + exc.detail
+    limit = os.environ.get("IRVIZ_MEMORY_LIMIT_MB")  # set by --isolate (irviz.isolate)
+    if limit:
+        return IrvizError(f"ran out of memory (limit {limit} MB, --memory-limit)", detail=what,
+                          hint="the model needs more memory than that: give it smaller "
+                               "example inputs, or raise --memory-limit (0 = no limit)")
+    return IrvizError("ran out of memory", detail=what,
+                      hint="give the model smaller example inputs; `--isolate --memory-limit "
+                           "MB` stops a runaway model early with this message")
+
+
 def _fail(exc: BaseException, debug: bool) -> int:
+    exc = _out_of_memory(exc) or exc
     if isinstance(exc, IrvizError):
         click.echo(exc.format(), err=True)
         if debug:
@@ -73,6 +112,35 @@ def _output_paths(output: str | None, names: list[str], stem: str, fmt: str) -> 
     return [path]
 
 
+def _isolation_options(command):
+    """``--isolate``, ``--timeout`` and ``--memory-limit`` (see irviz/isolate.py)."""
+    command = click.option(
+        "--memory-limit", type=click.IntRange(min=0), default=4096, show_default=True,
+        metavar="MB", help="With --isolate: the model's memory limit in MB (Linux); 0 = no "
+                           "limit.")(command)
+    command = click.option(
+        "--timeout", type=click.FloatRange(min=0, min_open=True), default=300.0,
+        show_default=True, metavar="SECONDS",
+        help="With --isolate: stop the model after this many seconds.")(command)
+    return click.option(
+        "--isolate", is_flag=True,
+        help="Run the model in a child process: an endless loop, a crash in native code or "
+             "runaway memory becomes a clear error (exit 2) instead of a hang.")(command)
+
+
+def _run_isolated_if_asked(isolate: bool, timeout: float, memory_limit: int) -> None:
+    """With --isolate (and not already in the isolated child): run this command there."""
+    from .isolate import ISOLATION_PARAMS, argv_from_context, is_isolated, run_isolated
+
+    ctx = click.get_current_context()
+    if isolate and not is_isolated():
+        sys.exit(run_isolated(argv_from_context(ctx), timeout, memory_limit))
+    given = [f"--{p.replace('_', '-')}" for p in ISOLATION_PARAMS[1:]
+             if ctx.get_parameter_source(p) != click.core.ParameterSource.DEFAULT]
+    if given and not isolate:
+        click.echo(f"note: {' and '.join(given)} only apply with --isolate", err=True)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="irviz")
 def main() -> None:
@@ -100,6 +168,13 @@ def main() -> None:
                    "no limit]")
 @click.option("--expand-library", is_flag=True,
               help="Also expand torch.nn modules (drawn as one box by default).")
+@click.option("--max-nodes", type=click.IntRange(min=0), default=1000, show_default=True,
+              help="Drawn-node budget: larger graphs have their deepest module calls drawn as "
+                   "boxes until they fit (0: no budget; --depth overrides).")
+@click.option("--focus", metavar="MODULE",
+              help="Draw this module (path like encoder.layer.3) expanded and every other "
+                   "module call as a box.")
+@click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
 @click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
               show_default=True,
               help="Graphviz: the dot binary, or the embedded WebAssembly build.")
@@ -107,15 +182,17 @@ def main() -> None:
               help="Also run `irviz lint` (default rules) and draw its findings on the graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def render(target, output, fmt, mode, inputs, depth, expand_library, engine, with_lint, quiet,
-           debug):
+@_isolation_options
+def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, focus, verbose,
+           engine, with_lint, quiet, debug, isolate, timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
     package.module:NAME, or a saved TorchScript archive (.pt).
     """
+    _run_isolated_if_asked(isolate, timeout, memory_limit)
     code = _render(target, output, fmt, mode, inputs, depth, expand_library, engine,
-                   quiet, debug, with_lint)
+                   quiet, debug, with_lint, max_nodes=max_nodes, focus=focus, verbose=verbose)
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
@@ -145,7 +222,7 @@ def _linted_view(api, tgt, mode, inputs, options):
 
 
 def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug,
-            with_lint=False):
+            with_lint=False, max_nodes=1000, focus=None, verbose=False):
     def say(text: str) -> None:
         if not quiet:
             click.echo(text, err=True)
@@ -171,16 +248,22 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return _fail(exc, debug)
 
-    options = RenderOptions(depth=depth, expand_library=expand_library)
+    options = RenderOptions(depth=depth, expand_library=expand_library,
+                            max_nodes=max_nodes or None, focus=focus)
     failed = 0
     for tgt, path in zip(targets, paths):
         started = time.perf_counter()
         try:
+            stages = Stages()
             with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
                 if with_lint:
-                    view, found = _linted_view(api, tgt, mode, inputs, options)
+                    with stages.stage("capture, analyses and lint"):
+                        view, found = _linted_view(api, tgt, mode, inputs, options)
                 else:
-                    view = api.visualize_target(tgt, mode, inputs, options)
+                    with stages.stage("capture"):
+                        cap = api.capture(tgt, mode, api.resolve_inputs(tgt, inputs))
+                    with stages.stage("graph and analyses"):
+                        view = api.Visualization(cap, api.build(cap), options)
             if with_lint:
                 for d in found:
                     say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
@@ -190,28 +273,37 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
                 inside = f" (raised inside torch/{w.origin})" if w.origin else ""
                 say(f"{w.filename}:{w.lineno}: {w.category}{inside}: "
                     f"{w.message.splitlines()[0]}")
-            if fmt == "svg":
-                with warnings.catch_warnings(record=True) as caught:
-                    warnings.simplefilter("always", RuntimeWarning)
-                    data = view.svg(engine)
-                for w in {str(c.message) for c in caught}:
-                    say(f"note: {w.removeprefix('irviz: ')}")
-            elif fmt == "dot":
-                data = view.dot().encode("utf-8")
+            if fmt == "json":
+                with stages.stage("json"):
+                    data = view.json().encode("utf-8")
             else:
-                data = view.json().encode("utf-8")
+                with stages.stage("dot"):
+                    dot_text = view.dot()
+                for note in view.render_notes:
+                    say(f"note: {tgt.spec}: {note}")
+                if fmt == "svg":
+                    with stages.stage(f"layout ({view.drawn_nodes} nodes, {engine})"):
+                        with warnings.catch_warnings(record=True) as caught:
+                            warnings.simplefilter("always", RuntimeWarning)
+                            from .render import engines as _engines
+
+                            data = _engines.render(dot_text, "svg", engine)
+                    for w in {str(c.message) for c in caught}:
+                        say(f"note: {w.removeprefix('irviz: ')}")
+                else:
+                    data = dot_text.encode("utf-8")
             if path is None:
                 sys.stdout.buffer.write(data)
             else:
                 write_atomic(path, data)
                 say(f"wrote {path} ({view.graph.number_of_nodes()} IR nodes, "
                     f"{view.capture.mode}, {time.perf_counter() - started:.2f} s)")
+            if verbose:
+                click.echo(f"{tgt.spec}: {stages.summary()}", err=True)
         except Exception as exc:  # noqa: BLE001
             failed += 1
-            _fail(exc, debug)
-            if isinstance(exc, IrvizError):
-                continue
-            return INTERNAL_ERROR
+            if _fail(exc, debug) == INTERNAL_ERROR:
+                return INTERNAL_ERROR
     return 2 if failed else 0
 
 
@@ -249,8 +341,10 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, inputs,
-         dynamic_dims, no_exec, config_path, no_hints, quiet, debug):
+         dynamic_dims, no_exec, config_path, no_hints, quiet, debug, isolate, timeout,
+         memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
@@ -258,6 +352,7 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, i
     suppress a finding with `# noqa: IRV101` on its line. Exit code: 0 clean, 1
     findings, 2 could not run.
     """
+    _run_isolated_if_asked(isolate, timeout, memory_limit)
     code = _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode,
                  inputs, dynamic_dims, no_exec, config_path, no_hints, quiet, debug)
     sys.stdout.flush()
@@ -301,7 +396,7 @@ def _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, 
     except Exception as exc:  # noqa: BLE001
         return _fail(exc, debug)
     for spec, error in result.errors:
-        click.echo(error.format(), err=True)
+        click.echo((_out_of_memory(error) or error).format(), err=True)
     for note in result.notes:
         say(f"note: {note}")
     if no_exec:
@@ -385,13 +480,16 @@ def rule_cmd(code, show_all, fmt):
               show_default=True, help="Graphviz engine for the HTML page's graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
-def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet, debug):
+@_isolation_options
+def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet, debug,
+           isolate, timeout, memory_limit):
     """Write the parallelism report of the models in TARGET.
 
     For each torch.jit.fork: its callee, fork and wait sites, how many tasks it starts,
     the work that overlaps with it; then work, span, critical path and the predicted
     speed-up, and with --measure the measured one.
     """
+    _run_isolated_if_asked(isolate, timeout, memory_limit)
     code = _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, trace_out)
     sys.stdout.flush()
     sys.stderr.flush()

@@ -51,6 +51,9 @@ DRAIN_WAIT = 5.0
 _OUTPUT_OPTS = ("-o", "--output", "--trace-out")
 #: ``tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")``: 8 random characters.
 _TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
+#: In a directory irviz writes files of its own naming into (``-o DIR/``, the current
+#: directory): only temporary files of those outputs (``.STEM.NAME.svg.*.tmp``).
+_DIR_TEMP_RE = re.compile(r"^\..+\.(svg|dot|json)\.[a-z0-9_]{8}\.tmp$")
 
 _CRASHES = {
     "SIGSEGV": "a segmentation fault, e.g. in a native extension",
@@ -153,7 +156,8 @@ def _temp_files(dirs: list[tuple[Path, str | None]]) -> set[Path]:
         except OSError:
             continue
         for p in entries:
-            if _TEMP_RE.match(p.name) and (name is None or p.name.startswith(f".{name}.")):
+            if (_DIR_TEMP_RE.match(p.name) if name is None else
+                    _TEMP_RE.match(p.name) and p.name.startswith(f".{name}.")):
                 out.add(p.resolve())
     return out
 
@@ -277,7 +281,7 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     ``--isolate``, ``--timeout`` and ``--memory-limit`` in it are ignored.
     """
     argv = strip_isolation_options(list(argv))
-    shown = shlex.join(["irviz", *argv])
+    shown = shlex.join(argv)
     env = dict(os.environ, **{ISOLATED_ENV: "1"})
     env.pop(MEMORY_ENV, None)
     setup = _child_setup(memory_mb)
@@ -304,10 +308,15 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     proc = None
     finished = False
     try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "irviz", *argv], stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-            start_new_session=os.name == "posix", preexec_fn=setup)
+        try:
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "irviz", *argv], stdin=subprocess.DEVNULL,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                start_new_session=os.name == "posix", preexec_fn=setup)
+        except (OSError, subprocess.SubprocessError) as exc:
+            click.echo(f"internal error: could not start the isolated irviz process "
+                       f"({type(exc).__name__}: {exc}); run without --isolate", err=True)
+            return 3
         relays = []
         for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
             t = threading.Thread(target=_relay, args=(pipe, name), daemon=True)
@@ -362,12 +371,11 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
                         "MB below the machine's memory so it fails with a clear message")
         else:
             why = _CRASHES.get(name, "a fatal signal")
-            oom = (f"; with --memory-limit it can also be a failed allocation{limited}"
+            oom = (f"; a failed allocation in native code ends this way too, so it may have "
+                   f"run out of memory{limited}"
                    if memory_mb > 0 and name in ("SIGABRT", "SIGSEGV") else "")
-            _error(f"the model's process crashed ({name}, {why}) while irviz ran "
-                   f"`{shown}`{oom}",
-                   hint="this happened in the model's code or a library it calls, not in "
-                        "irviz's Python; run it with PYTHONFAULTHANDLER=1 set to see the "
-                        "Python line where it crashed")
+            _error(f"the model's process crashed ({name}, {why}) while irviz ran `{shown}`",
+                   hint="it crashed in the model's code or a library it calls; set "
+                        "PYTHONFAULTHANDLER=1 to see the Python line where it crashed" + oom)
         return 2
     return code

@@ -118,3 +118,53 @@ def test_svg_with_the_embedded_wasm_engine():
     assert any(t.endswith("/task/n1/call/n0") for t in titles)
     if shutil.which("dot"):
         assert titles == _svg_titles(view.svg(engine="dot"))
+
+
+# -- large graphs: the drawn-node budget and --focus ----------------------------------
+
+def _stack():
+    from irviz import api
+
+    torch_seed = __import__("torch").manual_seed(0)
+    [view] = api.visualize(str(GOLDENS.parent / "models" / "deep_stack.py") + ":big()", "trace")
+    return view
+
+
+def test_budget_collapses_a_10k_node_model():
+    view = _stack()
+    assert view.graph.number_of_nodes() > 10_000
+    dot = view.dot()
+    assert view.drawn_nodes <= 1000 and len(_node_ids(dot)) <= 1000
+    assert any("exceed the budget of 1000" in n for n in view.render_notes)
+    assert "exceed the budget" in dot  # said in the picture too
+    view.dot(max_nodes=5000)  # a larger budget opens one more level: 10 stages x 100 blocks
+    assert 1000 < view.drawn_nodes <= 5000 and view.render_notes
+    view.dot(max_nodes=8000)  # everything fits: nothing collapsed, nothing to say
+    assert view.drawn_nodes > 7000 and not view.render_notes
+
+
+def test_depth_overrides_the_budget():
+    view = _stack()
+    view.dot(depth=1)
+    assert view.drawn_nodes > 1000 and not view.render_notes
+
+
+def test_focus_opens_one_module_and_boxes_the_rest():
+    view = _stack()
+    dot = view.dot(focus="stages.3", max_nodes=None)
+    ids = _node_ids(dot)
+    boxes = {n for n in ids if n.startswith("box:")}
+    # the 9 other stages are boxes; inside stages.3 its 100 blocks are drawn open
+    stage_boxes = [b for b in boxes if view.graph.graph["blocks"][b[4:]]["module"].count(".") == 1]
+    assert len(stage_boxes) == 9
+    opened = [n for n in ids if not n.startswith("box:")
+              and view.graph.nodes[n]["scope"].startswith("stages.3.")]
+    assert len(opened) >= 100 * 5
+
+
+def test_unknown_focus_is_a_usage_error():
+    from irviz.errors import UsageError
+
+    with pytest.raises(UsageError) as err:
+        _stack().dot(focus="stages.33")
+    assert "stages.3" in err.value.hint

@@ -15,6 +15,7 @@ DAG and every use has a definition.
 """
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import networkx as nx
@@ -91,7 +92,9 @@ def _join(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _attr_repr(node: torch._C.Node, name: str) -> str:
+def _attr_repr(node: torch._C.Node, name: str, limit: int | None = 80) -> str:
+    """A node attribute as text, cut to ``limit`` characters (labels); ``None`` keeps it
+    whole (the ``attributes`` data, written to JSON)."""
     kind = node.kindOf(name)
     if kind == "g":
         return "<subgraph>"
@@ -104,7 +107,7 @@ def _attr_repr(node: torch._C.Node, name: str) -> str:
             return repr(value.item())
         return f"tensor({'×'.join(map(str, value.shape))})"
     text = repr(value) if not isinstance(value, str) else value
-    return text if len(text) <= 80 else text[:77] + "..."
+    return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
 
 
 class _Builder:
@@ -195,7 +198,12 @@ class _Builder:
     def _connect(self, ref, consumer: str, value) -> None:
         if not isinstance(ref, tuple):
             return
-        info = value_info(value)
+        info = None
+        if type(ref) is tuple and len(ref) == 1:  # the producer's own record of the value
+            data = self.G.nodes[ref[0]]
+            if len(data["outputs"]) == 1 and value.node().kind() == data["kind"]:
+                info = data["outputs"][0]
+        info = info or value_info(value)
         for producer in ref:
             if self.G.has_edge(producer, consumer):
                 self.G.edges[producer, consumer]["count"] += 1
@@ -209,7 +217,7 @@ class _Builder:
         inputs = list(node.inputs()) if inputs is None else inputs
         refs = [self._lookup(env, v) for v in inputs]
         kind = node.kind()
-        attrs = {name: _attr_repr(node, name) for name in node.attributeNames()}
+        attrs = {name: _attr_repr(node, name, None) for name in node.attributeNames()}
         scope_path, scope_class = scope
         self.G.add_node(
             nid, kind=kind, label=label or kind.split("::")[-1], source=source,
@@ -397,6 +405,11 @@ def _arg_names(node: torch._C.Node) -> list[str] | None:
         return None
     if schema == "(no schema)":
         return None
+    return _schema_arg_names(schema)
+
+
+@functools.lru_cache(maxsize=4096)
+def _schema_arg_names(schema: str) -> list[str] | None:
     try:
         return [a.name for a in torch._C.parse_schema(schema).arguments]
     except RuntimeError:

@@ -14,7 +14,9 @@ import re
 import torch
 
 _TORCH_DIR = os.path.dirname(torch.__file__)
-_SCRIPTED = re.compile(r'^\s*File "([^"]+)", line (\d+)')
+#: the header of a scripted node's range; the path may hold quotes and newlines, so it
+#: ends at the first ``", line N`` that ends a line
+_SCRIPTED = re.compile(r'\s*File "(.+?)", line (\d+)(?:\n|\Z)', re.S)
 _TRACED = re.compile(r"^(.+)\((\d+)\): ")
 
 
@@ -36,27 +38,45 @@ def node_locations(node: torch._C.Node) -> tuple[str | None, str | None]:
         return None, None
     if not text:
         return None, None
-    lines = text.splitlines()
-    first = _SCRIPTED.match(lines[0])
+    first = _SCRIPTED.match(text)
     if first:
         path, line = first.group(1), int(first.group(2))
         col = 1
-        for marker in lines[1:]:
+        for marker in text[first.end():].splitlines():
             if "~" in marker and "<--- HERE" in marker or marker.strip().startswith("~"):
                 col = marker.index("~") + 1
                 break
         loc = f"{path}:{line}:{col}"
         return loc, (None if is_library_file(path) else loc)
-    frames = []
-    for entry in lines:
+    source = None
+    for path, line in _traced_frames(text):  # innermost first; stop at the first outside torch
+        location = f"{path}:{line}:1"
+        if source is None:
+            source = location
+        if not is_library_file(path):
+            return source, location
+    return source, None
+
+
+def _traced_frames(text: str):
+    """``(path, line)`` of each ``path(N): function`` frame of a traced node's stack.
+
+    A file name may hold newlines: the lines before a frame that are no frame
+    themselves belong to its path when the file of the joined name exists.
+    """
+    pending: list[str] = []
+    for entry in text.split("\n"):
         m = _TRACED.match(entry)
-        if m:
-            frames.append((m.group(1), int(m.group(2))))
-    if not frames:
-        return None, None
-    source = f"{frames[0][0]}:{frames[0][1]}:1"
-    user = next((f"{p}:{n}:1" for p, n in frames if not is_library_file(p)), None)
-    return source, user
+        if not m:
+            pending.append(entry)
+            continue
+        path = m.group(1)
+        if pending:
+            joined = "\n".join(pending + [path])
+            if os.path.isfile(joined):
+                path = joined
+            pending = []
+        yield path, int(m.group(2))
 
 
 def split_location(location: str) -> tuple[str, int, int]:

@@ -15,7 +15,6 @@ README's architecture section for the measurements behind them):
 """
 from __future__ import annotations
 
-import html
 import os
 from dataclasses import dataclass, field
 
@@ -23,6 +22,7 @@ import networkx as nx
 
 from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape
 from ..ir.source import short_location, source_line, split_location
+from .escape import HtmlLabel, dot_html, dot_string, dot_value, truncate
 from .style import (CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FONT, LEGEND, NODE_STYLE,
                     OVERLAP_FILL, node_category)
 
@@ -38,6 +38,12 @@ class RenderOptions:
 
     depth: int | None = None
     expand_library: bool = False
+    #: drawn-node budget: above it, module calls are collapsed from the deepest level up
+    #: until the picture fits (None or 0: no budget). dot needs ~0.6 s at 1k nodes, ~19 s
+    #: at 5k (measured), so the default keeps large models fast and readable.
+    max_nodes: int | None = 1000
+    #: module path to draw expanded, everything outside its call chain collapsed
+    focus: str | None = None
     title: str | None = None
     #: paths in labels/tooltips are shown relative to this directory
     source_root: str | None = None
@@ -47,33 +53,31 @@ class RenderOptions:
     findings: list[dict] = field(default_factory=list)
 
 
-def _q(text: str) -> str:
-    """A DOT double-quoted string (escapes quotes, backslashes, newlines)."""
-    text = "".join(ch if ch >= " " or ch == "\n" else "?" for ch in str(text))
-    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+#: longest line of a tooltip, and most lines (the full text is in the JSON data)
+TOOLTIP_LINE = 200
+TOOLTIP_LINES = 40
 
-
-def _h(text) -> str:
-    """Text for an HTML-like label."""
-    text = "".join(ch if ch >= " " else "?" for ch in str(text))
-    return html.escape(text, quote=True)
+_q = dot_string   # a DOT double-quoted string
+_h = dot_html     # text inside an HTML-like label
 
 
 def _attrs(attrs: dict) -> str:
-    parts = []
-    for key, value in attrs.items():
-        if value is None or value == "":
-            continue
-        if key == "label" and isinstance(value, str) and value.startswith("<") \
-                and value.endswith(">"):
-            parts.append(f"label={value}")
-        else:
-            parts.append(f"{key}={_q(value)}")
+    parts = [f"{key}={dot_value(value)}" for key, value in attrs.items()
+             if value is not None and value != ""]
     return "[" + ", ".join(parts) + "]"
 
 
 def _truncate(text: str, width: int = 48) -> str:
-    return text if len(text) <= width else text[: width - 1] + "…"
+    return truncate(str(text), width)
+
+
+def _tip(lines: list[str]) -> str:
+    """A tooltip: each line cut to :data:`TOOLTIP_LINE` characters, at most
+    :data:`TOOLTIP_LINES` lines."""
+    lines = [_truncate(line, TOOLTIP_LINE) for line in lines]
+    if len(lines) > TOOLTIP_LINES:
+        lines = lines[:TOOLTIP_LINES - 1] + [f"... {len(lines) - TOOLTIP_LINES + 1} more lines"]
+    return "\n".join(lines)
 
 
 class _DotWriter:
@@ -83,7 +87,8 @@ class _DotWriter:
         self.blocks: dict[str, dict] = G.graph["blocks"]
         self.root_dir = options.source_root or (
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
-        self.collapsed = self._collapsed_containers()
+        self.notes_out: list[str] = []  # what the writer decided, for the user's stderr
+        self.collapsed = self._choose_collapse()
         self.rep = {n: self._representative(n) for n in G}
         self.badges, self.unplaced = self._place_findings()
         self.lines: list[str] = []
@@ -106,20 +111,86 @@ class _DotWriter:
         qual = info.get("qualified_type") or ""
         return ".torch.nn." in qual or qual.startswith("torch.nn.")
 
-    def _collapsed_containers(self) -> dict[str, str]:
-        """container id -> id of the outermost collapsed call container above it."""
+    def _collapsed_containers(self, depth: int | None,
+                              focus: set[str] | None = None) -> dict[str, str]:
+        """container id -> id of the outermost collapsed call container above it.
+
+        ``focus``: the call containers to keep open (the focused module's calls, their
+        ancestors and everything inside them); every other call is collapsed.
+        """
         out: dict[str, str] = {}
         for cid in self.blocks:
             for anc in self._chain(cid):
                 info = self.blocks[anc]
                 if info["kind"] not in CALL_KINDS:
                     continue
-                too_deep = self.opt.depth is not None and info["depth"] > self.opt.depth
+                too_deep = depth is not None and info["depth"] > depth
                 library = not self.opt.expand_library and self._is_library(info)
-                if too_deep or library:
+                outside = focus is not None and anc not in focus
+                if too_deep or library or outside:
                     out[cid] = anc
                     break
         return out
+
+    def _drawn_count(self, collapsed: dict[str, str]) -> int:
+        reps = set()
+        for node, data in self.G.nodes(data=True):
+            box = collapsed.get(data["block"])
+            if box is not None:
+                reps.add(box)
+            elif not data.get("hidden"):
+                reps.add(node)
+        return len(reps)
+
+    def _focus_set(self) -> set[str] | None:
+        focus = self.opt.focus
+        if not focus:
+            return None
+        calls = {cid: info for cid, info in self.blocks.items() if info["kind"] in CALL_KINDS}
+        hits = [cid for cid, info in calls.items() if info.get("module") == focus]
+        if not hits:
+            from ..errors import UsageError
+            import difflib
+
+            modules = sorted({info.get("module") for info in calls.values()
+                              if info.get("module")})
+            close = difflib.get_close_matches(focus, modules, n=3)
+            raise UsageError(f"--focus {focus}: the model has no module call with that path",
+                             hint=(f"did you mean {', '.join(close)}? " if close else "")
+                             + f"module paths: {', '.join(modules[:30])}"
+                             + (" ..." if len(modules) > 30 else ""))
+        keep: set[str] = set()
+        for cid in hits:
+            keep.update(self._chain(cid))
+        for cid in calls:
+            if any(anc in hits for anc in self._chain(cid)):
+                keep.add(cid)
+        return keep
+
+    def _choose_collapse(self) -> dict[str, str]:
+        """Apply --depth/--focus; then, within the drawn-node budget, collapse deeper calls."""
+        focus = self._focus_set()
+        collapsed = self._collapsed_containers(self.opt.depth, focus)
+        budget = self.opt.max_nodes
+        if not budget or self.opt.depth is not None:
+            return collapsed
+        drawn = self._drawn_count(collapsed)
+        if drawn <= budget:
+            return collapsed
+        depths = sorted({info["depth"] for info in self.blocks.values()
+                         if info["kind"] in CALL_KINDS}, reverse=True)
+        for depth in [d - 1 for d in depths if d > 0]:
+            candidate = self._collapsed_containers(depth, focus)
+            count = self._drawn_count(candidate)
+            if count <= budget or depth == 0:
+                self.notes_out.append(
+                    f"{drawn} nodes exceed the budget of {budget}: module calls deeper than "
+                    f"{depth} are drawn as boxes ({count} nodes; --depth or --max-nodes to "
+                    "change, --focus MODULE to open one)")
+                return candidate
+        self.notes_out.append(f"{drawn} nodes exceed the budget of {budget}, but the model has "
+                              "no module calls to collapse: drawing all of them")
+        return collapsed
 
     def _representative(self, node: str) -> str | None:
         data = self.G.nodes[node]
@@ -193,7 +264,7 @@ class _DotWriter:
             out.append(f"{name}={value}" if name else value)
         return out
 
-    def _op_label(self, node: str) -> str:
+    def _op_label(self, node: str) -> HtmlLabel:
         data = self.G.nodes[node]
         kind = data["kind"]
         title = data["label"]
@@ -222,10 +293,11 @@ class _DotWriter:
         if folded:
             more = "…" if len(folded) > MAX_FOLDED else ""
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
-        cells = [f"<B>{_h(title)}</B>"]
-        cells += [f'<FONT POINT-SIZE="9" COLOR="#455a64">{_h(r)}</FONT>' for r in rows if r]
+        cells = [f"<B>{_h(_truncate(title, 60))}</B>"]
+        cells += [f'<FONT POINT-SIZE="9" COLOR="#455a64">{_h(_truncate(r, 60))}</FONT>'
+                  for r in rows if r]
         cells += self._badge_rows(node)
-        return "<" + "<BR/>".join(cells) + ">"
+        return HtmlLabel("<" + "<BR/>".join(cells) + ">")
 
     def _task_callee(self, fork: str) -> str | None:
         task = f"{fork}/task"
@@ -264,14 +336,14 @@ class _DotWriter:
             waits = data["irviz.waits"]
             lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
                                                   or w for w in waits) or "never waited"))
-        return "\n".join(lines)
+        return _tip(lines)
 
     # -- emit --------------------------------------------------------------------
     def emit(self) -> str:
         G = self.G
         out = self.lines
         out.append(f"digraph {_q(G.graph.get('name') or 'irviz')} {{")
-        out.append(f"  graph {_attrs({'rankdir': 'TB', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self._title_label(), 'tooltip': G.graph.get('name') or 'irviz'})};")
+        out.append(f"  graph {_attrs({'rankdir': 'TB', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self._title_label(), 'tooltip': _tip([G.graph.get('name') or 'irviz'])})};")
         out.append(f"  node {_attrs({'fontname': FONT, 'fontsize': '11', 'margin': '0.12,0.04', 'height': '0.3'})};")
         out.append(f"  edge {_attrs({'fontname': FONT, 'fontsize': '9', 'arrowsize': '0.6'})};")
         self._emit_container("root", "  ")
@@ -279,12 +351,12 @@ class _DotWriter:
         out.append("}")
         return "\n".join(out) + "\n"
 
-    def _title_label(self) -> str:
+    def _title_label(self) -> HtmlLabel:
         G = self.G
         title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
-        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}"><B>{_h(title)}</B>'
+        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{len(LEGEND)}"><B>{_h(_truncate(title, 140))}</B>'
                 f' <FONT COLOR="#607d8b">({_h(G.graph.get("mode"))})</FONT></TD></TR>']
-        notes = list(self.opt.notes) + [
+        notes = list(self.opt.notes) + self.notes_out + [
             f"⚠ {f['code']} {os.path.basename(f['path'])}:{f['line']}: {f['message']}"
             for f in self.unplaced]
         for note in notes:
@@ -304,8 +376,8 @@ class _DotWriter:
                       '· hover for source</FONT>'
                       '</TD></TR>' % len(LEGEND))
         rows.append(edge_cells)
-        return ('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
-                + "".join(rows) + "</TABLE>>")
+        return HtmlLabel('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
+                         + "".join(rows) + "</TABLE>>")
 
     def _children(self) -> dict[str, list[str]]:
         kids: dict[str, list[str]] = {cid: [] for cid in self.blocks}
@@ -361,9 +433,9 @@ class _DotWriter:
         info = self.blocks[cid]
         members = [n for n, r in self.rep.items() if r == f"box:{cid}"]
         ops = sum(1 for n in members if not self.G.nodes[n].get("hidden"))
-        rows = [f"<B>{_h(info['label'])}</B>",
+        rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>",
                 f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}</FONT>']
-        label = "<" + "<BR/>".join(rows + self._badge_rows(f"box:{cid}")) + ">"
+        label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(f"box:{cid}")) + ">")
         tooltip = [f"{info['kind']} call: {info['label']}",
                    f"type: {info.get('qualified_type')}"]
         if info.get("user_source"):
@@ -371,7 +443,7 @@ class _DotWriter:
         tooltip.append(f"collapsed: {ops} operations inside")
         tooltip += self._badge_tooltip(f"box:{cid}")
         attrs = dict(NODE_STYLE["module"])
-        attrs.update(label=label, tooltip="\n".join(tooltip), id=f"irviz:box:{cid}",
+        attrs.update(label=label, tooltip=_tip(tooltip), id=f"irviz:box:{cid}",
                      **{"class": "irviz-module"})
         if any(self.G.nodes[n].get("irviz.critical") for n in members):
             attrs.update(CRITICAL)
@@ -388,27 +460,26 @@ class _DotWriter:
                  "margin": "8", "id": f"irviz:cluster:{cid}", **style}
         for key, value in attrs.items():
             if value:
-                self.lines.append(f"{indent}  {key}={value if key == 'label' and value.startswith('<') else _q(value)};")
+                self.lines.append(f"{indent}  {key}={dot_value(value)};")
 
     def _emit_call_cluster(self, cid: str, indent: str) -> None:
         info = self.blocks[cid]
         where = self._loc(info.get("user_source"))
-        label = f"<<B>{_h(info['label'])}</B>"
+        label = f"<<B>{_h(_truncate(info['label'], 80))}</B>"
         if info.get("method") not in (None, "forward") and info["kind"] == "method":
-            label += f" <FONT POINT-SIZE=\"9\">.{_h(info['method'])}()</FONT>"
-        label += ">"
+            label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
         frozen = info.get("irviz.frozen")
         if frozen:
-            label = label[:-1] + f'<BR/><FONT COLOR="#c62828" POINT-SIZE="9">{_h(frozen)}</FONT>>'
-        self._cluster_head(cid, info["kind"], label,
-                           f"{info['label']}" + (f" (called at {where})" if where else ""),
+            label += f'<BR/><FONT COLOR="#c62828" POINT-SIZE="9">{_h(_truncate(frozen, 140))}</FONT>'
+        self._cluster_head(cid, info["kind"], HtmlLabel(label + ">"),
+                           _tip([f"{info['label']}" + (f" (called at {where})" if where else "")]),
                            indent, frozen=bool(frozen))
         self._emit_container(cid, indent + "  ")
         if self._first_drawn(cid) is None:  # e.g. a traced module that only returned its input
             attrs = dict(NODE_STYLE["empty"])
             attrs.update(label="no operations recorded", fontsize="9", fontcolor="#757575",
-                         tooltip=f"{info['label']}: the call ran no operations "
-                                 f"(it returned its input or a constant)")
+                         tooltip=_tip([f"{info['label']}: the call ran no operations "
+                                       f"(it returned its input or a constant)"]))
             self.lines.append(f"{indent}  {_q(cid + '/empty')} {_attrs(attrs)};")
         self.lines.append(f"{indent}}}")
 
@@ -421,9 +492,9 @@ class _DotWriter:
             "prim::awaitable": "torch.jit._awaitable"}.get(data["kind"], data["kind"])
         label = f"<<B>{_h(_truncate(code, 60))}</B>"
         if where:
-            label += f' <FONT POINT-SIZE="9">{_h(where)}</FONT>'
-        label += ">"
-        self._cluster_head(f"ctl:{node}", kind, label, f"{data['kind']} at {where}", indent)
+            label += f' <FONT POINT-SIZE="9">{_h(_truncate(where, 60))}</FONT>'
+        self._cluster_head(f"ctl:{node}", kind, HtmlLabel(label + ">"),
+                           _tip([f"{data['kind']} at {where}"]), indent)
         self._emit_node(node, indent + "  ")
         for cid in blocks:
             info = self.blocks[cid]
@@ -438,7 +509,7 @@ class _DotWriter:
                 text = "passes its input through" if info["kind"].startswith("if") else "empty"
                 attrs = dict(NODE_STYLE["empty"])
                 attrs.update(label=text, fontsize="9", fontcolor="#757575",
-                             tooltip=f"{info['label']}: no operations")
+                             tooltip=_tip([f"{info['label']}: no operations"]))
                 self.lines.append(f"{indent}    {_q(placeholder)} {_attrs(attrs)};")
                 self._control_edges.append((node, placeholder))
             elif first != node:
@@ -476,14 +547,14 @@ class _DotWriter:
             kind = self._edge_kind(u, v, data)
             attrs = dict(EDGE_STYLE[kind])
             shape = format_shape(data)
-            attrs["tooltip"] = (data.get("type") or "") + (f" [{shape}]" if shape else "")
+            attrs["tooltip"] = _tip([(data.get("type") or "") + (f" [{shape}]" if shape else "")])
             src = ru
             if position.get(rv, 0) - position.get(ru, 0) > GHOST_SPAN and G.out_degree(u) > 1:
                 ghosts += 1
                 src = f"ghost:{ghosts}:{ru}"
                 ghost = dict(NODE_STYLE["op"])
                 ghost.update(style="rounded,dashed", color="#90a4ae", fontcolor="#607d8b",
-                             fontsize="9", label=f"↺ {self._ghost_label(ru)}",
+                             fontsize="9", label=f"↺ {_truncate(self._ghost_label(ru), 48)}",
                              tooltip=f"same value as {ru} (drawn again to avoid a long edge)")
                 self.lines.append(f"  {_q(src)} {_attrs(ghost)};")
                 attrs.update(EDGE_STYLE["ghost"])
@@ -524,6 +595,22 @@ def _strip_keyword(code: str | None, keyword: str) -> str | None:
     return code.rstrip(":")
 
 
+@dataclass
+class DotResult:
+    text: str
+    #: decisions the user should hear about (e.g. the budget collapsed modules)
+    notes: list[str]
+    drawn_nodes: int
+
+
+def build_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> DotResult:
+    """DOT source plus what the writer decided; deterministic for the same input."""
+    writer = _DotWriter(G, options or RenderOptions())
+    text = writer.emit()
+    drawn = len({r for r in writer.rep.values() if r is not None})
+    return DotResult(text, writer.notes_out, drawn)
+
+
 def to_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> str:
     """DOT source for an IR graph; the same graph and options give the same bytes."""
-    return _DotWriter(G, options or RenderOptions()).emit()
+    return build_dot(G, options).text

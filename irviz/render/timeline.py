@@ -9,8 +9,9 @@ much as fits (the full text is in the bar's tooltip). All text is escaped.
 """
 from __future__ import annotations
 
-import html
 import math
+
+from .escape import xml_text
 
 __all__ = ["timeline_svg"]
 
@@ -30,8 +31,7 @@ TASK_STYLES = [("#ffd8a8", "#e8590c", "#5c2300"), ("#ffe3a3", "#c77c02", "#4d300
                ("#fcd1e0", "#c2255c", "#5a0f2a"), ("#d3f0d8", "#2b8a3e", "#0f3d19")]
 
 
-def _e(text: object) -> str:
-    return html.escape(str(text), quote=True)
+_e = xml_text  # every text and attribute value of the SVG
 
 
 def _ms(us: float) -> str:

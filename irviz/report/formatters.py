@@ -11,6 +11,7 @@ import hashlib
 import json
 import linecache
 import os
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Sequence
@@ -32,15 +33,38 @@ _BANDS = {"0": "passthrough", "1": "tracing", "2": "fork-wait", "3": "scripting"
           "4": "noisy"}
 
 
+#: what a terminal would act on instead of showing: C0 controls (newline and tab
+#: included: one finding is one line), DEL, C1 controls, bidi overrides and isolates, and
+#: the lone surrogates that stand for the undecodable bytes of a file name
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _escape_char(match: re.Match) -> str:
+    code = ord(match.group())
+    if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's stand-in for the byte code - 0xDC00
+        return f"\\x{code - 0xDC00:02x}"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def _printable(text: str, keep: str = "") -> str:
+    """``text`` with every unprintable character (see :data:`_UNPRINTABLE`), except those
+    in ``keep``, written as a Python-style escape (``\\x1b``, ``\\u202e``)."""
+    return _UNPRINTABLE.sub(lambda m: m.group() if m.group() in keep else _escape_char(m),
+                            text)
+
+
 def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
                 tool_version: str = "", show_hints: bool = True) -> str:
     """``path:line:col: CODE message`` per finding (flake8's default), then an indented
-    ``hint: ...`` line when ``show_hints``; paths as given."""
+    ``hint: ...`` line when ``show_hints``; paths as given. Control characters (newlines
+    included) are written as escapes, so a finding is one line and a terminal shows
+    every character rather than acting on it."""
     out = []
     for d in diags:
-        out.append(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}\n")
+        out.append(f"{_printable(d.path)}:{d.line}:{d.column}: {d.code} "
+                   f"{_printable(d.message)}\n")
         if show_hints and d.hint:
-            out.append(f"    hint: {d.hint}\n")
+            out.append(f"    hint: {_printable(d.hint)}\n")
     return "".join(out)
 
 
@@ -54,8 +78,10 @@ def format_json(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = ()
 # GitHub workflow commands
 
 def _escape_data(text: str) -> str:
-    """As ``escapeData`` of GitHub's actions/toolkit (the message after ``::``)."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    """As ``escapeData`` of GitHub's actions/toolkit (the message after ``::``); other
+    control characters written as escapes, as in the text format."""
+    text = text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _printable(text)
 
 
 def _escape_property(text: str) -> str:
@@ -103,7 +129,8 @@ def _artifact_location(path: str) -> dict:
     file lies inside it, else an absolute file URI."""
     relative = _display_path(path)
     if not os.path.isabs(relative) and not relative.startswith("../"):
-        return {"uri": quote(relative, safe="/"), "uriBaseId": "%SRCROOT%"}
+        # the file name's bytes, percent-encoded (os.fsencode: undecodable bytes too)
+        return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "%SRCROOT%"}
     return {"uri": Path(os.path.abspath(path)).as_uri()}
 
 
@@ -129,7 +156,8 @@ def _fingerprint(d: Diagnostic, counts: Counter) -> str:
     text = _line_text(d.path, d.line) or f"line {d.line}"
     key = "\0".join((d.code, _display_path(d.path), text))
     counts[key] += 1
-    return f"{hashlib.sha256(key.encode()).hexdigest()[:32]}:{counts[key]}"
+    digest = hashlib.sha256(key.encode("utf-8", "surrogateescape")).hexdigest()[:32]
+    return f"{digest}:{counts[key]}"
 
 
 def _clip(text: str, limit: int = 1024) -> str:

@@ -7,15 +7,15 @@ annotated on each graph (and, with ``--measure``, what
 """
 from __future__ import annotations
 
-import html
-import json
 import os
+import re
 from dataclasses import dataclass
 
 import networkx as nx
 
 from .. import __version__
 from ..ir.source import short_location, split_location
+from ..render.escape import display, json_dumps, xml_text
 
 SCHEMA_VERSION = 1
 
@@ -100,10 +100,66 @@ def build_report(views, measured: dict[str, dict] | None = None) -> dict:
 
 
 def to_json(report: dict) -> str:
-    return json.dumps(report, indent=1, ensure_ascii=False) + "\n"
+    return json_dumps(report, indent=1) + "\n"
 
 
 # -- tables shared by Markdown and HTML ------------------------------------------------
+#
+# Cells and notes are plain text with two marks, code and bold, that each format renders
+# (and escapes) its own way. Text from the model goes in through _plain/_code/_bold,
+# whose display() turns every control character into "?", so it cannot hold a mark.
+
+_CODE, _BOLD = "\x0e", "\x0f"
+_MARKED = re.compile(f"({_CODE}[^{_CODE}]*{_CODE}|{_BOLD}[^{_BOLD}]*{_BOLD})")
+
+
+def _plain(text: object) -> str:
+    return display(text)
+
+
+def _code(text: object) -> str:
+    return _CODE + display(text) + _CODE
+
+
+def _bold(text: object) -> str:
+    return _BOLD + display(text) + _BOLD
+
+
+def _segments(text: str):
+    """``(mark, text)`` pieces of a cell: mark is _CODE, _BOLD or "" (plain)."""
+    for i, part in enumerate(_MARKED.split(text)):
+        if i % 2:
+            yield part[0], display(part[1:-1])
+        elif part:
+            yield "", display(part.replace(_CODE, "").replace(_BOLD, ""))
+
+
+#: Markdown punctuation that could start a link, an HTML tag, emphasis, a code span,
+#: an entity or a table cell; "_" only where it is not inside a word
+_MD_SPECIAL = re.compile(r"[\\`*\[\]<>|&~]|(?<![0-9A-Za-z])_|_(?![0-9A-Za-z])")
+
+
+def _md(text: str) -> str:
+    """A cell or note as Markdown: model text shows literally, never as markup."""
+    out = []
+    for mark, part in _segments(text):
+        if mark == _CODE:
+            # a code span shows its text literally; its fence is longer than any run of
+            # backticks inside, and GFM tables still need "|" escaped there
+            fence = "`" * (max((len(r) for r in re.findall("`+", part)), default=0) + 1)
+            pad = " " if part.startswith("`") or part.endswith("`") else ""
+            out.append(f"{fence}{pad}{part.replace('|', chr(92) + '|')}{pad}{fence}")
+        else:
+            escaped = _MD_SPECIAL.sub(lambda m: "\\" + m.group(), part)
+            out.append(f"**{escaped}**" if mark == _BOLD else escaped)
+    return "".join(out)
+
+
+def _html(text: str) -> str:
+    """A cell or note as HTML, every piece escaped."""
+    tags = {_CODE: "code", _BOLD: "strong"}
+    return "".join(f"<{tags[mark]}>{xml_text(part)}</{tags[mark]}>" if mark else xml_text(part)
+                   for mark, part in _segments(text))
 
 @dataclass
 class Table:
@@ -116,7 +172,7 @@ class Table:
 def _fmt_site(site: dict | None) -> str:
     if not site:
         return "—"
-    return f"{os.path.basename(site['path'])}:{site['line']}"
+    return _plain(f"{os.path.basename(site['path'])}:{site['line']}")
 
 
 def _cost(value: float, unit: str) -> str:
@@ -132,12 +188,12 @@ def _tables(t: dict) -> list[Table]:
         ["work (serial)", "span (critical path)", "parallelism work/span",
          "predicted speed-up", "thread limit", "max tasks in flight"],
         [[_cost(t["work"], unit), _cost(t["span"], unit), f"{t['parallelism']:.2f}×",
-          f"**{t['predicted_speedup']:.2f}×**",
+          _bold(f"{t['predicted_speedup']:.2f}×"),
           f"{t['limit']:g} (inter-op {t['interop_threads']}"
           + (" + the caller" if t.get("caller_works") else "")
           + f"; CPUs {t['cpu_count']} / intra-op {t.get('intraop_threads', 1)})",
           str(t["width"])]],
-        note=f"Cost model: {t['cost_basis']}."
+        note=f"Cost model: {_plain(t['cost_basis'])}."
         + (f" With one intra-op thread (torch.set_num_threads(1)) the prediction is "
            f"{t['predicted_speedup_intraop1']:.2f}×."
            if t["predicted_speedup_intraop1"] != t["predicted_speedup"] else "") + (
@@ -146,30 +202,32 @@ def _tables(t: dict) -> list[Table]:
     if t["forks"]:
         rows = []
         for i, f in enumerate(t["forks"], 1):
-            waits = ", ".join(_fmt_site(s) for s in f["wait_sites"]) or "**never waited**"
-            loop = (f"`{f['loop']['code']}`" if f["loop"] and f["loop"]["code"] else
+            waits = ", ".join(_fmt_site(s) for s in f["wait_sites"]) or _bold("never waited")
+            loop = (_code(f["loop"]["code"]) if f["loop"] and f["loop"]["code"] else
                     ("loop" if f["loop"] else "—"))
-            rows.append([str(i), _fmt_site(f["fork_site"]), f"`{f['callee']}`", waits,
+            rows.append([str(i), _fmt_site(f["fork_site"]), _code(f["callee"]), waits,
                          "dynamic" if f["instances"] is None else str(f["instances"]), loop,
-                         f["nested_in"] or "—", _cost(f["task_cost"], unit),
+                         _plain(f["nested_in"] or "—"), _cost(f["task_cost"], unit),
                          _cost(f["overlap_cost"], unit)])
         tables.append(Table(f"Forks ({len(t['forks'])})",
                             ["#", "fork site", "callee", "waited at", "instances", "in loop",
                              "nested in", "task cost", "overlap (parent work beside it)"],
                             rows))
     else:
-        tables.append(Table("Forks (0)", ["result"], [["no `torch.jit.fork` in this model"]]))
+        tables.append(Table("Forks (0)", ["result"],
+                            [[f"no {_code('torch.jit.fork')} in this model"]]))
     if t["unpaired"]:
         tables.append(Table("Unpaired", ["kind", "id", "site"],
-                            [[u["kind"], u["id"], _fmt_site(u["site"])] for u in t["unpaired"]]))
+                            [[u["kind"], _plain(u["id"]), _fmt_site(u["site"])]
+                             for u in t["unpaired"]]))
     if t["hazards"]:
         tables.append(Table("Hazards", ["hazard", "site", "what it means"],
-                            [[f"`{h['code']}`", _fmt_site(h["site"]), h["message"]]
+                            [[_code(h["code"]), _fmt_site(h["site"]), _plain(h["message"])]
                              for h in t["hazards"]]))
     heavy = sorted(t["critical_path"], key=lambda c: -c["cost"])[:8]
     tables.append(Table(
         "Critical path (its most expensive steps)", ["op", "site", "cost"],
-        [[f"`{c['kind']}`", _fmt_site(c["site"]), _cost(c["cost"], unit)] for c in heavy],
+        [[_code(c["kind"]), _fmt_site(c["site"]), _cost(c["cost"], unit)] for c in heavy],
         note=f"{len(t['critical_path'])} nodes on the path."))
     m = t.get("measured")
     if m:
@@ -178,13 +236,14 @@ def _tables(t: dict) -> list[Table]:
             if s.get("error") or not s.get("speedup"):
                 why = s.get("error") or m.get("baseline_error") or "no serial baseline"
                 rows.append([str(s.get("intra_op")), str(s.get("inter_op")), "—", "—",
-                             f"failed: {why}"])
+                             _plain(f"failed: {why}")])
                 continue
             rows.append([str(s["intra_op"]), str(s["inter_op"]),
                          f"{s['serial']['median_s'] * 1000:.2f} ms",
                          f"{s['forked']['median_s'] * 1000:.2f} ms", f"{s['speedup']:.2f}×"])
         ok = [s for s in m.get("settings", []) if not s.get("error") and s.get("speedup")]
-        note = f"Serial baseline: {m.get('baseline')}. Outputs match: {m.get('outputs_match')}."
+        note = (f"Serial baseline: {_plain(m.get('baseline'))}. "
+                f"Outputs match: {m.get('outputs_match')}.")
         if ok:
             best = max(ok, key=lambda s: s["speedup"])
             fastest = min(ok, key=lambda s: s["forked"]["median_s"])
@@ -205,25 +264,17 @@ def _tables(t: dict) -> list[Table]:
 def to_markdown(report: dict) -> str:
     out = ["# Parallelism report", ""]
     for t in report["targets"]:
-        out += [f"## {t['title']} ({t['mode']})", ""]
+        out += [f"## {_md(_plain(t['title']))} ({_md(_plain(t['mode']))})", ""]
         for table in _tables(t):
-            out += [f"### {table.title}", ""]
-            out.append("| " + " | ".join(table.headers) + " |")
+            out += [f"### {_md(table.title)}", ""]
+            out.append("| " + " | ".join(_md(h) for h in table.headers) + " |")
             out.append("|" + "---|" * len(table.headers))
             for row in table.rows:
-                out.append("| " + " | ".join(c.replace("|", "\\|") for c in row) + " |")
+                out.append("| " + " | ".join(_md(c) for c in row) + " |")
             if table.note:
-                out += ["", table.note]
+                out += ["", _md(table.note)]
             out.append("")
     return "\n".join(out).rstrip() + "\n"
-
-
-def _inline_md(text: str) -> str:
-    """The two Markdown marks the tables use (**bold**, `code`) as HTML, escaped."""
-    parts = html.escape(text).split("`")
-    text = "".join(f"<code>{p}</code>" if i % 2 else p for i, p in enumerate(parts))
-    parts = text.split("**")
-    return "".join(f"<strong>{p}</strong>" if i % 2 else p for i, p in enumerate(parts))
 
 
 _CSS = """
@@ -243,18 +294,19 @@ def to_html(report: dict, figures: dict[str, list[tuple[str, str]]] | None = Non
            "<title>irviz parallelism report</title>", f"<style>{_CSS}</style></head><body>",
            "<h1>Parallelism report</h1>"]
     for t in report["targets"]:
-        out.append(f"<h2>{html.escape(t['title'])} ({html.escape(t['mode'])})</h2>")
+        out.append(f"<h2>{xml_text(t['title'])} ({xml_text(t['mode'])})</h2>")
         for table in _tables(t):
-            out.append(f"<h3>{html.escape(table.title)}</h3><table><thead><tr>"
-                       + "".join(f"<th>{html.escape(h)}</th>" for h in table.headers)
+            out.append(f"<h3>{_html(table.title)}</h3><table><thead><tr>"
+                       + "".join(f"<th>{_html(h)}</th>" for h in table.headers)
                        + "</tr></thead><tbody>")
             for row in table.rows:
-                out.append("<tr>" + "".join(f"<td>{_inline_md(c)}</td>" for c in row) + "</tr>")
+                out.append("<tr>" + "".join(f"<td>{_html(c)}</td>" for c in row) + "</tr>")
             out.append("</tbody></table>")
             if table.note:
-                out.append(f"<p>{_inline_md(table.note)}</p>")
+                out.append(f"<p>{_html(table.note)}</p>")
         for caption, svg in figures.get(t["name"], []):
-            out.append(f"<h3>{html.escape(caption)}</h3><div class=\"figure\">{svg}</div>")
+            # svg: irviz's own drawing (Graphviz or timeline SVG, every text escaped there)
+            out.append(f"<h3>{xml_text(caption)}</h3><div class=\"figure\">{svg}</div>")
     out.append("</body></html>")
     return "\n".join(out) + "\n"
 

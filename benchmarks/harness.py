@@ -1,0 +1,715 @@
+"""irviz next to the tools users would pick instead, in one process run.
+
+    make bench                                   # deps + this + scaling.py (~8 min on 2 CPUs)
+    .venv/bin/python benchmarks/harness.py       # this part alone (~6 min)
+    .venv/bin/python benchmarks/harness.py --models cell,resnet18 --repeats 2 --no-processes
+
+For every model (the seed samples, a ResNet-18-like CNN, transformers' BERT-base and
+GPT-2 with random weights), in ONE process and interleaved (round r runs every tool
+once, in an order rotated by r; round 0 is a warm-up and is reported as "first"):
+
+* irviz, stage by stage: capture (``irviz.frontends.capture.capture``), graph build
+  (``irviz.ir.build.build_graph``), every analysis of ``irviz/analyses/pipeline.py``
+  (read from ``analysed_graph``'s source, so a new analysis is timed too), DOT
+  (``Visualization.dot()`` with the default ``RenderOptions``), layout + SVG with the
+  ``dot`` binary (``irviz.render.engines.render``), and the wasm engine as an extra
+  column (not in the total);
+* the floor: ``torch.jit.trace(check_trace=False)`` / ``torch.jit.script`` alone;
+* the anchors: torchview ``draw_graph`` (default, and ``depth=inf, expand_nested=True``)
+  with its SVG, TensorBoard ``SummaryWriter.add_graph`` + ``close``, torchviz
+  ``make_dot`` (forward + graph + SVG). A tool that is missing or fails is skipped for
+  that model and its error is recorded.
+
+Then, in fresh child processes: ``irviz render`` as a CLI process against a process that
+only builds and traces (or scripts) the same model, interleaved, with the peak RSS of each
+(``ru_maxrss`` from ``wait4``), and one child per anchor tool and model for its peak RSS.
+
+Model construction is never timed. Medians over the repeats, "±" is half the min-max range
+relative to the median. Raw results go to ``benchmarks/out/harness.json``; the tables are
+written into ``benchmarks/RESULTS.md`` between the ``harness`` markers.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import gc
+import inspect
+import json
+import sys
+import tempfile
+import textwrap
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import (OUT, RESULTS_MD, ROOT, HostLoad, command_line, error_text,  # noqa: E402
+                    facts_md, fmt_bytes, fmt_ratio, fmt_s, fmt_stat, load_spec, machine_facts,
+                    med, ratio, run_process, scrub, splice, summary, svg_facts, vm_hwm_kb)
+
+
+@dataclass(frozen=True)
+class Model:
+    key: str
+    spec: str
+    modes: tuple[str, ...]
+    repeats: int          # measured rounds (after one warm-up round)
+    note: str
+
+
+MODELS = [
+    Model("cell", "samples/decision_gate.py:MyCell", ("script", "trace"), 5,
+          "seed: MyCell with MyDecisionGate (data-dependent if)"),
+    Model("rnnloop", "samples/rnn_loop.py:WrapRNN", ("script", "trace"), 5,
+          "seed: WrapRNN (script holding trace holding script, a loop)"),
+    Model("lstm_ens", "samples/lstm_ensemble.py:LSTMEnsemble", ("script", "trace"), 3,
+          "seed: LSTMEnsemble, 4 forked bidirectional LSTMs"),
+    Model("resnet18", "benchmarks/models.py:resnet18()", ("script", "trace"), 5,
+          "ResNet-18-like CNN, 1x3x224x224"),
+    Model("bert", "benchmarks/models.py:bert()", ("trace",), 3,
+          "transformers BertModel, bert-base config, 1x128 ids"),
+    Model("gpt2", "benchmarks/models.py:gpt2()", ("trace",), 3,
+          "transformers GPT2Model, gpt2 config, 1x128 ids"),
+]
+ANCHORS = ("torchview", "torchview_full", "tensorboard", "torchviz")
+TOOL_TITLES = {"torchview": "torchview (default)", "torchview_full": "torchview expanded",
+               "tensorboard": "TensorBoard add_graph", "torchviz": "torchviz make_dot",
+               "floor": "floor (jit alone)"}
+PROCESS_TIMEOUT = 300.0
+
+
+def _now() -> float:
+    return time.perf_counter()
+
+
+# -- the tools ----------------------------------------------------------------------------
+
+def run_floor(model, inputs, mode: str) -> dict:
+    import torch
+
+    t = _now()
+    if mode == "trace":
+        torch.jit.trace(model, inputs, check_trace=False)
+    else:
+        torch.jit.script(model)
+    return {"time": _now() - t}
+
+
+def run_torchview(model, inputs, full: bool) -> dict:
+    from torchview import draw_graph
+
+    kw = {"depth": float("inf"), "expand_nested": True} if full else {}
+    t = _now()
+    graph = draw_graph(model, input_data=tuple(inputs), **kw)
+    t1 = _now()
+    svg = graph.visual_graph.pipe(format="svg")
+    t2 = _now()
+    return {"time": t2 - t, "stages": {"graph": t1 - t, "render": t2 - t1}, "svg": svg}
+
+
+def _first_tensor(value):
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value
+    if isinstance(value, (tuple, list)):
+        for item in value:
+            found = _first_tensor(item)
+            if found is not None:
+                return found
+    return None
+
+
+def run_torchviz(model, inputs) -> dict:
+    import torch
+    from torchviz import make_dot
+
+    t = _now()
+    with torch.enable_grad():
+        out = _first_tensor(model(*inputs))
+    t1 = _now()
+    if out is None or out.grad_fn is None:
+        raise RuntimeError("the output has no autograd graph: torchviz has nothing to draw")
+    dot = make_dot(out, params=dict(model.named_parameters()))
+    t2 = _now()
+    svg = dot.pipe(format="svg")
+    t3 = _now()
+    return {"time": t3 - t, "stages": {"forward": t1 - t, "graph": t2 - t1, "render": t3 - t2},
+            "svg": svg}
+
+
+def run_tensorboard(model, inputs) -> dict:
+    import torch.utils.tensorboard.writer as tbw
+    from torch.utils.tensorboard import SummaryWriter
+
+    seen = {}
+    original = tbw.graph
+
+    def spy(*args, **kwargs):   # to count the GraphDef's nodes; costs nothing measurable
+        seen["graph"] = result = original(*args, **kwargs)
+        return result
+
+    tbw.graph = spy
+    try:
+        with tempfile.TemporaryDirectory() as logdir:
+            t = _now()
+            writer = SummaryWriter(log_dir=logdir)
+            writer.add_graph(model, tuple(inputs))
+            writer.close()
+            elapsed = _now() - t
+            size = sum(p.stat().st_size for p in Path(logdir).rglob("*") if p.is_file())
+    finally:
+        tbw.graph = original
+    return {"time": elapsed, "graphdef_nodes": len(seen["graph"][0].node), "event_bytes": size}
+
+
+def analysis_steps() -> list[tuple[str, object, list[str]]]:
+    """The calls of ``analysed_graph`` after ``build_graph``, in order: (name, fn, arg names)."""
+    from irviz.analyses import pipeline
+
+    fn = ast.parse(textwrap.dedent(inspect.getsource(pipeline.analysed_graph))).body[0]
+    steps = []
+    for stmt in fn.body:
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue   # docstring
+        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
+                and getattr(stmt.value.func, "id", None) == "build_graph":
+            continue
+        if isinstance(stmt, ast.Return):
+            continue
+        call = stmt.value if isinstance(stmt, ast.Expr) else None
+        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
+                and all(isinstance(a, ast.Name) for a in call.args) and not call.keywords):
+            raise RuntimeError("analysed_graph is no longer a plain list of calls: "
+                               "update benchmarks/harness.py:analysis_steps")
+        steps.append((call.func.id, getattr(pipeline, call.func.id), [a.id for a in call.args]))
+    return steps
+
+
+def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
+    from irviz.api import Visualization
+    from irviz.frontends.capture import capture
+    from irviz.ir.build import build_graph
+    from irviz.render import engines
+
+    st = {}
+    t = _now()
+    cap = capture(target, mode, inputs)
+    st["capture"] = _now() - t
+    t = _now()
+    G = build_graph(cap)
+    st["build"] = _now() - t
+    scope = {"G": G, "cap": cap, "capture": cap}
+    for name, fn, args in steps:
+        t = _now()
+        fn(*[scope[a] for a in args])
+        st[f"analysis:{name}"] = _now() - t
+    view = Visualization(cap, G)
+    t = _now()
+    dot = view.dot()
+    st["dot"] = _now() - t
+    t = _now()
+    svg = engines.render(dot, "svg", "dot")
+    st["layout"] = _now() - t
+    extra = {}
+    if wasm:
+        try:
+            t = _now()
+            wsvg = engines.render(dot, "svg", "wasm")
+            st["layout_wasm"] = _now() - t
+            extra["wasm_nodes"] = svg_facts(wsvg)["nodes"]
+        except Exception as exc:  # noqa: BLE001 - recorded, not fatal
+            extra["wasm_error"] = error_text(exc)
+    total = sum(v for k, v in st.items() if k != "layout_wasm")
+    return {"time": total, "stages": st, "svg": svg, "dot": dot, "ir_nodes": G.number_of_nodes(),
+            "ir_edges": G.number_of_edges(), "drawn_nodes_reported": getattr(view, "drawn_nodes", None),
+            "render_notes": list(getattr(view, "render_notes", []) or []), **extra}
+
+
+def tool_runner(tool: str, model, inputs, mode: str | None = None, target=None, steps=None):
+    if tool == "irviz":
+        return run_irviz(target, inputs, mode, steps)
+    if tool == "floor":
+        return run_floor(model, inputs, mode)
+    if tool == "torchview":
+        return run_torchview(model, inputs, full=False)
+    if tool == "torchview_full":
+        return run_torchview(model, inputs, full=True)
+    if tool == "torchviz":
+        return run_torchviz(model, inputs)
+    if tool == "tensorboard":
+        return run_tensorboard(model, inputs)
+    raise ValueError(tool)
+
+
+# -- in-process, interleaved ----------------------------------------------------------------
+
+def bench_model(m: Model, repeats: int | None, steps, wasm: bool, anchors: tuple) -> dict:
+    """Every tool on one model, interleaved rounds; round 0 is the warm-up."""
+    import torch
+    from irviz.frontends.inputs import resolve_inputs
+    from irviz.frontends.loader import load
+
+    t = _now()
+    [target] = load(m.spec).targets
+    inputs = resolve_inputs(target, None)
+    build_time = _now() - t
+    model = target.obj
+    n_params = sum(p.numel() for p in model.parameters())
+    tools = [f"irviz:{mode}" for mode in m.modes] + [f"floor:{mode}" for mode in m.modes] \
+        + list(anchors)
+    times: dict[str, list[float]] = {k: [] for k in tools}
+    stages: dict[str, dict[str, list[float]]] = {k: {} for k in tools}
+    last: dict[str, dict] = {}
+    errors: dict[str, str] = {}
+    rounds = 1 + (repeats or m.repeats)
+    with HostLoad() as load_meter:
+        for r in range(rounds):
+            order = tools[r % len(tools):] + tools[: r % len(tools)]
+            for key in order:
+                if key in errors:
+                    continue
+                tool, _, mode = key.partition(":")
+                gc.collect()
+                try:
+                    res = tool_runner(tool, model, inputs, mode or None, target, steps)
+                except Exception as exc:  # noqa: BLE001 - the tool failed on this model
+                    errors[key] = error_text(exc)
+                    continue
+                times[key].append(res["time"])
+                for name, value in res.get("stages", {}).items():
+                    stages[key].setdefault(name, []).append(value)
+                last[key] = res
+    out = {"key": m.key, "spec": m.spec, "note": m.note, "params": n_params,
+           "model_build_s": build_time, "rounds": rounds, "other_load_cpus": load_meter.value,
+           "torch_threads": torch.get_num_threads(), "tools": {}}
+    OUT.mkdir(parents=True, exist_ok=True)
+    for key in tools:
+        entry: dict = {"error": errors.get(key)}
+        if times[key]:
+            entry["time"] = summary(times[key][1:], first=times[key][0])
+            entry["stages"] = {n: summary(v[1:], first=v[0]) for n, v in stages[key].items()}
+            res = last[key]
+            entry.update(svg_facts(res.get("svg")))
+            for k in ("ir_nodes", "ir_edges", "drawn_nodes_reported", "render_notes",
+                      "graphdef_nodes", "event_bytes", "wasm_error", "wasm_nodes"):
+                if k in res:
+                    entry[k] = res[k]
+            if res.get("svg") is not None:
+                name = f"{m.key}.{key.replace(':', '.')}.svg"
+                (OUT / "svg").mkdir(exist_ok=True)
+                (OUT / "svg" / name).write_bytes(res["svg"])
+                entry["svg_file"] = f"benchmarks/out/svg/{name}"
+            if res.get("dot") is not None:
+                entry["dot_bytes"] = len(res["dot"])
+        out["tools"][key] = entry
+    return out
+
+
+# -- child processes ----------------------------------------------------------------------
+
+def child_main(tool: str, spec: str, mode: str | None) -> None:
+    """One tool on one freshly built model; prints one JSON line."""
+    t = _now()
+    import torch  # noqa: F401 - what every tool imports first
+    model, inputs = load_spec(spec)
+    built = _now() - t
+    hwm_built = vm_hwm_kb()
+    result: dict = {"build_s": built, "hwm_built_kb": hwm_built}
+    try:
+        t = _now()
+        res = tool_runner(tool, model, inputs, mode)
+        result.update(run_s=_now() - t, ok=True)
+        result.update({k: v for k, v in svg_facts(res.get("svg")).items() if k != "svg_pt"})
+    except Exception as exc:  # noqa: BLE001
+        result.update(ok=False, error=error_text(exc))
+    result["hwm_kb"] = vm_hwm_kb()
+    print("BENCH-RESULT " + json.dumps(result))
+
+
+def _child_json(proc: dict) -> dict | None:
+    for line in reversed(proc["stdout"].splitlines()):
+        if line.startswith("BENCH-RESULT "):
+            return json.loads(line[len("BENCH-RESULT "):])
+    return None
+
+
+def _proc_error(proc: dict) -> str | None:
+    if proc["timed_out"]:
+        return f"timed out after {PROCESS_TIMEOUT:.0f} s"
+    if proc["rc"] != 0:
+        lines = [ln for ln in proc["stderr"].splitlines() if ln.strip()]
+        return scrub(f"exit {proc['rc']}: " + (lines[-1] if lines else "no message"))[:300]
+    return None
+
+
+def bench_processes(models: list[Model], repeats: int, anchors: tuple) -> dict:
+    """Whole-process wall and peak RSS: irviz CLI vs build+trace only; anchors once each."""
+    results: dict = {"pairs": {}, "anchors": {}}
+    py = sys.executable
+    me = str(Path(__file__).resolve())
+    (OUT / "proc").mkdir(parents=True, exist_ok=True)
+    with HostLoad() as meter:
+        for m in models:
+            for mode in m.modes:
+                key = f"{m.key}:{mode}"
+                svg = OUT / "proc" / f"{m.key}.{mode}.svg"
+                cmds = {
+                    "irviz": [py, "-m", "irviz", "render", m.spec, "--mode", mode,
+                              "-o", str(svg), "-q"],
+                    "floor": [py, me, "--child", "floor", "--spec", m.spec, "--mode", mode],
+                }
+                runs: dict[str, list[dict]] = {"irviz": [], "floor": []}
+                errors: dict[str, str] = {}
+                for r in range(repeats):
+                    for who in (["irviz", "floor"] if r % 2 == 0 else ["floor", "irviz"]):
+                        if who in errors:
+                            continue
+                        proc = run_process(cmds[who], PROCESS_TIMEOUT)
+                        err = _proc_error(proc)
+                        if err:
+                            errors[who] = err
+                            continue
+                        runs[who].append(proc)
+                entry = {}
+                for who in ("irviz", "floor"):
+                    procs = runs[who]
+                    entry[who] = {
+                        "error": errors.get(who),
+                        "wall": summary([p["wall"] for p in procs]),
+                        "maxrss_kb": summary([p["maxrss_kb"] for p in procs]),
+                    }
+                    if who == "floor" and procs:
+                        child = _child_json(procs[-1]) or {}
+                        entry[who]["build_s"] = child.get("build_s")
+                        entry[who]["hwm_built_kb"] = child.get("hwm_built_kb")
+                        entry[who]["run_s"] = child.get("run_s")
+                results["pairs"][key] = entry
+                print(f"  process {key}: irviz {fmt_stat(entry['irviz']['wall'])}, "
+                      f"floor {fmt_stat(entry['floor']['wall'])}", flush=True)
+        results["pairs_other_load_cpus"] = meter.value
+    with HostLoad() as meter:
+        for m in models:
+            for tool in anchors:
+                proc = run_process([py, me, "--child", tool, "--spec", m.spec],
+                                   PROCESS_TIMEOUT)
+                child = _child_json(proc) or {}
+                entry = {"wall": proc["wall"], "maxrss_kb": proc["maxrss_kb"],
+                         "hwm_built_kb": child.get("hwm_built_kb"),
+                         "build_s": child.get("build_s"), "run_s": child.get("run_s"),
+                         "error": child.get("error") or _proc_error(proc)}
+                results["anchors"][f"{m.key}:{tool}"] = entry
+            print(f"  anchor processes {m.key}: done", flush=True)
+        results["anchors_other_load_cpus"] = meter.value
+    return results
+
+
+# -- report -------------------------------------------------------------------------------
+
+def _stage_sum(entry: dict, names) -> float | None:
+    st = entry.get("stages") or {}
+    vals = [med(st.get(n)) for n in names]
+    return sum(vals) if vals and None not in vals else None
+
+
+def _analysis_names(entry: dict) -> list[str]:
+    return [n for n in (entry.get("stages") or {}) if n.startswith("analysis:")]
+
+
+def _own(entry: dict) -> float | None:
+    """build + analyses + DOT (medians)."""
+    return _stage_sum(entry, ["build", *_analysis_names(entry), "dot"])
+
+
+def _mb(kb: float | None) -> str:
+    return "–" if kb is None else f"{kb / 1024:.0f} MB"
+
+
+def _pt(entry: dict) -> str:
+    pt = entry.get("svg_pt")
+    return f"{pt[0]:.0f} × {pt[1]:.0f}" if pt else "–"
+
+
+def render_md(res: dict, cmd: str) -> str:
+    models = res["models"]
+    L: list[str] = []
+    L += [f"Command: `{cmd}` (took {fmt_s(res['elapsed_s'])}).", "",
+          facts_md(res["facts"], res.get("load_end")),
+          f"- **Method:** one process; per model a warm-up round, then {{rounds}} interleaved "
+          "rounds (each tool once per round, order rotated); medians, ± is half the "
+          "min–max range relative to the median; *first* = the warm-up call. Model "
+          "construction is not timed. torch threads: "
+          f"{models[0]['torch_threads'] if models else '?'} (torch's default). CPU time "
+          "other processes used meanwhile (in CPUs): "
+          + ", ".join(f"{m['key']} {m['other_load_cpus']}" for m in models) + ".", ""]
+    L[-2] = L[-2].replace("{rounds}", "/".join(sorted({str(m['rounds'] - 1) for m in models})))
+
+    # headline
+    L += ["### Side by side (in-process, median ±spread)", "",
+          "irviz = capture + graph build + analyses + DOT + layout/SVG (dot binary). "
+          "floor = `torch.jit.trace(check_trace=False)` / `torch.jit.script` alone. "
+          "torchview/torchviz include their forward pass and SVG; TensorBoard is "
+          "`add_graph` + `close` (it traces with `check_trace=True`).", "",
+          "| model | mode | IR nodes | irviz | floor | irviz / floor | torchview (default) "
+          "| torchview expanded | irviz / torchview expanded | TensorBoard add_graph "
+          "| torchviz make_dot |",
+          "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        tools = m["tools"]
+        for i, mode in enumerate(k.split(":")[1] for k in tools if k.startswith("irviz:")):
+            iv, fl = tools[f"irviz:{mode}"], tools[f"floor:{mode}"]
+            anchors = [tools.get(a, {}) for a in ANCHORS]
+
+            def cell(e):
+                if not e:
+                    return "–"
+                return f"fails¹" if e.get("error") else fmt_stat(e.get("time"))
+            show = (lambda e: cell(e)) if i == 0 else (lambda e: "″")
+            L.append(" | ".join([
+                f"| {m['key']}", mode, str(iv.get("ir_nodes", "–")), cell(iv), cell(fl),
+                fmt_ratio(ratio(med(iv.get("time")), med(fl.get("time")))),
+                show(anchors[0]), show(anchors[1]),
+                fmt_ratio(ratio(med(iv.get("time")), med(anchors[1].get("time"))))
+                if anchors[1] and not anchors[1].get("error") else "–",
+                show(anchors[2]), show(anchors[3])]) + " |")
+    L += ["", "″ same model, same figure as the row above (the anchors do not script or trace).",
+          ""]
+
+    # irviz stages
+    L += ["### irviz stage by stage (in-process medians; first call in parentheses for capture)",
+          "",
+          "| model | mode | capture | build | analyses (each) | DOT | layout+SVG: dot | "
+          "layout+SVG: wasm | build+analyses+DOT | capture ÷ (build+analyses+DOT) |",
+          "|---|---|---|---|---|---|---|---|---|---|"]
+    for m in models:
+        for key, e in m["tools"].items():
+            if not key.startswith("irviz:") or e.get("error"):
+                continue
+            st = e["stages"]
+            each = " · ".join(f"{n.split(':', 1)[1].replace('annotate_', '')} "
+                              f"{fmt_s(med(st[n]))}" for n in _analysis_names(e))
+            own = _own(e)
+            wasm = fmt_stat(st.get("layout_wasm")) if "layout_wasm" in st else \
+                ("fails: " + e["wasm_error"] if e.get("wasm_error") else "–")
+            L.append(" | ".join([
+                f"| {m['key']}", key.split(":")[1],
+                f"{fmt_stat(st['capture'])} ({fmt_s(st['capture']['first'])})",
+                fmt_stat(st["build"]),
+                f"{fmt_s(_stage_sum(e, _analysis_names(e)))} ({each})",
+                fmt_stat(st["dot"]), fmt_stat(st["layout"]), wasm, fmt_s(own),
+                fmt_ratio(ratio(med(st["capture"]), own))]) + " |")
+    L.append("")
+
+    # pictures
+    L += ["### What each tool draws (last SVG of the run)", "",
+          "Nodes = `class=\"node\"` groups in the SVG (TensorBoard: GraphDef nodes, no "
+          "picture). irviz's SVGs are in `benchmarks/out/svg/` after a run.", "",
+          "| model | tool | drawn nodes | SVG size | SVG pt (w × h) | notes |",
+          "|---|---|---|---|---|---|"]
+    for m in models:
+        for key, e in m["tools"].items():
+            if key.startswith("floor"):
+                continue
+            title = "irviz " + key.split(":")[1] if key.startswith("irviz") else TOOL_TITLES[key]
+            if e.get("error"):
+                L.append(f"| {m['key']} | {title} | – | – | – | fails: `{e['error']}` |")
+                continue
+            notes = "; ".join(e.get("render_notes") or [])
+            if key == "tensorboard":
+                L.append(f"| {m['key']} | {title} | {e.get('graphdef_nodes')} | "
+                         f"{fmt_bytes(e.get('event_bytes'))} event file | – | |")
+                continue
+            L.append(f"| {m['key']} | {title} | {e.get('nodes', '–')} | "
+                     f"{fmt_bytes(e.get('svg_bytes'))} | {_pt(e)} | {notes} |")
+    L.append("")
+
+    errors = [(m["key"], k, e["error"]) for m in models for k, e in m["tools"].items()
+              if e.get("error")]
+    if errors:
+        L += ["¹ Failures (the tool is skipped for that model):", ""]
+        L += [f"- {mk} / {TOOL_TITLES.get(k, k)}: `{err}`" for mk, k, err in errors]
+        L.append("")
+
+    proc = res.get("processes")
+    if proc:
+        L += ["### Whole process and peak memory (fresh child processes)", "",
+              "irviz CLI = `python -m irviz render SPEC --mode MODE -o FILE -q` (import, load, "
+              "build the model, capture, draw, write the SVG). floor = a process that "
+              "imports torch, builds the same model and traces/scripts it, nothing else. "
+              f"{proc.get('repeats')} runs each, alternating; peak RSS is `ru_maxrss` of "
+              "that child (`wait4`). CPU time other processes used meanwhile: "
+              f"{proc.get('pairs_other_load_cpus')} CPUs.", "",
+              "| model | mode | irviz CLI wall | floor process wall (model build) | wall ratio "
+              "| irviz CLI peak RSS | floor peak RSS (after build) | RSS ratio |",
+              "|---|---|---|---|---|---|---|---|"]
+        for key, e in proc["pairs"].items():
+            mk, mode = key.split(":")
+            iv, fl = e["irviz"], e["floor"]
+            L.append(" | ".join([
+                f"| {mk}", mode,
+                f"fails: `{iv['error']}`" if iv.get("error") else fmt_stat(iv["wall"]),
+                (f"fails: `{fl['error']}`" if fl.get("error") else
+                 f"{fmt_stat(fl['wall'])} ({fmt_s(fl.get('build_s'))})"),
+                fmt_ratio(ratio(med(iv["wall"]), med(fl["wall"]))),
+                _mb(med(iv["maxrss_kb"])),
+                f"{_mb(med(fl['maxrss_kb']))} ({_mb(fl.get('hwm_built_kb'))})",
+                fmt_ratio(ratio(med(iv["maxrss_kb"]), med(fl["maxrss_kb"])))]) + " |")
+        L += ["", "Anchor tools, one fresh process each (peak RSS; in parentheses the "
+              "tool's first call in that process). CPU time other processes used meanwhile: "
+              f"{proc.get('anchors_other_load_cpus')} CPUs.", "",
+              "| model | floor | irviz CLI | " + " | ".join(TOOL_TITLES[a] for a in ANCHORS)
+              + " |", "|---|---|---|" + "---|" * len(ANCHORS)]
+        for m in models:
+            mode = m["tools"] and [k.split(":")[1] for k in m["tools"] if k.startswith("irviz:")][-1]
+            pair = proc["pairs"].get(f"{m['key']}:{mode}", {})
+            cells = [f"| {m['key']} ({mode})", _mb(med(pair.get("floor", {}).get("maxrss_kb"))),
+                     _mb(med(pair.get("irviz", {}).get("maxrss_kb")))]
+            for a in ANCHORS:
+                e = proc["anchors"].get(f"{m['key']}:{a}")
+                if not e:
+                    cells.append("–")
+                elif e.get("error"):
+                    cells.append("fails")
+                else:
+                    cells.append(f"{_mb(e['maxrss_kb'])} ({fmt_s(e.get('run_s'))})")
+            L.append(" | ".join(cells) + " |")
+        L.append("")
+
+    L += ["### Targets", "", *targets_md(res), ""]
+    return "\n".join(L)
+
+
+def targets_md(res: dict) -> list[str]:
+    models = {m["key"]: m for m in res["models"]}
+    rows = ["| target | figure | met? |", "|---|---|---|"]
+
+    def yes(ok):
+        return "**yes**" if ok else "**no**"
+
+    bert = models.get("bert", {}).get("tools", {})
+    if "irviz:trace" in bert and not bert["irviz:trace"].get("error"):
+        t = med(bert["irviz:trace"]["time"])
+        tv = bert.get("torchview_full", {})
+        tvt = med(tv.get("time")) if tv and not tv.get("error") else None
+        rows.append(f"| BERT-base: irviz ≤ 1.5 s and below torchview expanded | irviz "
+                    f"{fmt_s(t)}, torchview expanded {fmt_s(tvt)} | "
+                    f"{yes(t <= 1.5 and (tvt is None or t < tvt))} |")
+    rn = models.get("resnet18", {}).get("tools", {})
+    for mode in ("trace", "script"):
+        e = rn.get(f"irviz:{mode}")
+        if e and not e.get("error"):
+            t = med(e["time"])
+            rows.append(f"| ResNet-18 ({mode}): irviz ≤ 0.2 s | {fmt_s(t)} | {yes(t <= 0.2)} |")
+    fast = []
+    for m in res["models"]:
+        for k, e in m["tools"].items():
+            if k.startswith("irviz:") and not e.get("error"):
+                r = ratio(med(e["stages"]["capture"]), _own(e))
+                fast.append((f"{m['key']} {k.split(':')[1]}", r))
+    if fast:
+        ok = [n for n, r in fast if r is not None and r >= 10]
+        rows.append("| graph build + analyses + DOT ≥ 10× faster than capture | "
+                    + ", ".join(f"{n} {r:.1f}×" for n, r in fast)
+                    + f" | {yes(len(ok) == len(fast))} ({len(ok)} of {len(fast)}) |")
+    sizes = [(m["key"], k, e.get("svg_bytes")) for m in res["models"]
+             for k, e in m["tools"].items() if k.startswith("irviz:") and e.get("svg_bytes")]
+    if sizes:
+        big = max(sizes, key=lambda s: s[2])
+        rows.append(f"| SVG < 5 MB | largest: {big[0]} {big[1].split(':')[1]} "
+                    f"{fmt_bytes(big[2])} | {yes(big[2] < 5 * 1024 * 1024)} |")
+    proc = res.get("processes")
+    if proc:
+        mem, wall = [], []
+        for key, e in proc["pairs"].items():
+            r = ratio(med(e["irviz"]["maxrss_kb"]), med(e["floor"]["maxrss_kb"]))
+            w = ratio(med(e["irviz"]["wall"]), med(e["floor"]["wall"]))
+            if r is not None:
+                mem.append((key.replace(":", " "), r))
+            if w is not None:
+                wall.append((key.replace(":", " "), w))
+        if mem:
+            rows.append("| peak memory ≤ 1.5× tracing alone (irviz CLI vs floor process) | "
+                        + ", ".join(f"{n} {r:.2f}×" for n, r in mem)
+                        + f" | {yes(all(r <= 1.5 for _, r in mem))} |")
+        if wall:
+            rows.append("| whole process ≤ 1.25× build + trace | "
+                        + ", ".join(f"{n} {r:.2f}×" for n, r in wall)
+                        + f" | {yes(all(r <= 1.25 for _, r in wall))} "
+                        f"({sum(r <= 1.25 for _, r in wall)} of {len(wall)}) |")
+    rows.append("| 10k-IR-node default render < 10 s | see the scaling section | |")
+    return rows
+
+
+# -- main ---------------------------------------------------------------------------------
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--models", help="comma-separated keys (default: all): "
+                    + ", ".join(m.key for m in MODELS))
+    ap.add_argument("--repeats", type=int, help="measured rounds per model (default: 3-5)")
+    ap.add_argument("--process-repeats", type=int, default=3)
+    ap.add_argument("--no-processes", action="store_true", help="skip the child-process part")
+    ap.add_argument("--no-wasm", action="store_true", help="skip the wasm layout column")
+    ap.add_argument("--no-write", action="store_true", help="do not touch RESULTS.md")
+    ap.add_argument("--child", help=argparse.SUPPRESS)
+    ap.add_argument("--spec", help=argparse.SUPPRESS)
+    ap.add_argument("--mode", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child_main(args.child, args.spec, args.mode)
+        return 0
+
+    shown_argv = sys.argv[1:] if argv is None else argv
+    cmd = command_line("benchmarks/harness.py", shown_argv)
+    wanted = args.models.split(",") if args.models else None
+    models = [m for m in MODELS if wanted is None or m.key in wanted]
+    start = _now()
+    facts = machine_facts()
+    steps = analysis_steps()
+    anchors = tuple(a for a in ANCHORS if _importable(a))
+    missing = [a for a in ANCHORS if a not in anchors]
+    results = {"facts": facts, "command": cmd, "models": [], "missing_tools": missing,
+               "analysis_steps": [s[0] for s in steps]}
+    if missing:
+        print(f"note: not installed, skipped: {', '.join(missing)} (make bench-deps)")
+    for m in models:
+        t = _now()
+        print(f"{m.key}: {m.note}", flush=True)
+        entry = bench_model(m, args.repeats, steps, not args.no_wasm, anchors)
+        results["models"].append(entry)
+        for key, e in entry["tools"].items():
+            shown = f"fails: {e['error']}" if e.get("error") else fmt_stat(e.get("time"))
+            print(f"  {key:16} {shown}", flush=True)
+        print(f"  ({fmt_s(_now() - t)})", flush=True)
+        gc.collect()
+    if not args.no_processes:
+        print("child processes", flush=True)
+        results["processes"] = bench_processes(models, args.process_repeats, anchors)
+        results["processes"]["repeats"] = args.process_repeats
+    for m in results["models"]:
+        for key, e in m["tools"].items():
+            e.pop("dot", None)
+    results["elapsed_s"] = _now() - start
+    import os
+    results["load_end"] = [round(v, 2) for v in os.getloadavg()]
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / "harness.json").write_text(json.dumps(results, indent=1, default=str))
+    md = render_md(results, cmd)
+    (OUT / "harness.md").write_text(md)
+    if not args.no_write:
+        splice(RESULTS_MD, "harness", md)
+    print(md)
+    return 0
+
+
+def _importable(tool: str) -> bool:
+    import importlib.util
+
+    module = {"torchview": "torchview", "torchview_full": "torchview",
+              "torchviz": "torchviz", "tensorboard": "tensorboard"}[tool]
+    return importlib.util.find_spec(module) is not None
+
+
+if __name__ == "__main__":
+    sys.exit(main())
