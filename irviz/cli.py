@@ -23,7 +23,7 @@ from . import __version__  # noqa: E402
 from .errors import IrvizError, UsageError  # noqa: E402
 from .progress import Stages  # noqa: E402
 
-FORMATS = ("svg", "dot", "json")
+FORMATS = ("svg", "dot", "json", "html")
 INTERNAL_ERROR = 3
 
 
@@ -92,7 +92,7 @@ def _output_paths(output: str | None, names: list[str], stem: str, fmt: str) -> 
                              hint="pick one with FILE.py:NAME, or pass a directory to -o")
         return [None]
     if output is None:
-        if fmt != "svg" and len(names) == 1:
+        if fmt in ("dot", "json") and len(names) == 1:
             return [None]
         check_writable_dir(Path("."))
         return [Path(default_name(n)) for n in names]
@@ -154,7 +154,8 @@ def main() -> None:
                    "Default: NAME.svg files in the current directory; DOT/JSON of a single "
                    "model go to stdout.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="svg", show_default=True,
-              help="svg picture, dot source, or json (networkx node-link IR graph).")
+              help="svg picture, html (the SVG in a self-contained interactive viewer: zoom, "
+                   "search, node details), dot source, or json (networkx node-link IR graph).")
 @click.option("--mode", type=click.Choice(["script", "trace", "auto"]), default="script",
               show_default=True,
               help="script keeps control flow; trace records one run (needs inputs); auto "
@@ -236,7 +237,7 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
         from .render import engines
         from .render.dot import RenderOptions
 
-        if fmt == "svg":
+        if fmt in ("svg", "html"):
             engine = engines.resolve_engine(engine)
         loaded = api.load(target)
         for name, reason in loaded.skipped:
@@ -281,7 +282,13 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
                     dot_text = view.dot()
                 for note in view.render_notes:
                     say(f"note: {tgt.spec}: {note}")
-                if fmt == "svg":
+                if fmt == "html":
+                    from .render.html import viewer_page
+
+                    with stages.stage(f"layout and viewer ({view.drawn_nodes} nodes, {engine})"):
+                        data = viewer_page(view, findings=view.options.findings,
+                                           engine=engine).encode("utf-8")
+                elif fmt == "svg":
                     with stages.stage(f"layout ({view.drawn_nodes} nodes, {engine})"):
                         with warnings.catch_warnings(record=True) as caught:
                             warnings.simplefilter("always", RuntimeWarning)
