@@ -34,7 +34,16 @@ _OOM_TEXT = ("can't allocate memory", "Cannot allocate memory", "std::bad_alloc"
 
 
 def _out_of_memory(exc: BaseException) -> IrvizError | None:
-    """A failed allocation anywhere in ``exc``'s chain as one clear error, else None."""
+    """An allocation failure as one clear error, or None.
+
+    In the child of ``--isolate`` (which sets ``IRVIZ_MEMORY_LIMIT_MB``) a failed
+    allocation anywhere in ``exc``'s chain means the memory limit was hit. Elsewhere only
+    a bare ``MemoryError`` (otherwise an "internal error") is turned into one; an
+    IrvizError that already quotes torch's allocator message stays as it is.
+    """
+    limit = os.environ.get("IRVIZ_MEMORY_LIMIT_MB")  # set by irviz.isolate
+    if not limit and (isinstance(exc, IrvizError) or not isinstance(exc, MemoryError)):
+        return None
     seen: set[int] = set()
     todo: list[BaseException | None] = [exc]
     while todo:
@@ -52,7 +61,6 @@ def _out_of_memory(exc: BaseException) -> IrvizError | None:
         f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__)
     if isinstance(exc, IrvizError) and exc.detail:
         what += "\n" + exc.detail
-    limit = os.environ.get("IRVIZ_MEMORY_LIMIT_MB")  # set by --isolate (irviz.isolate)
     if limit:
         return IrvizError(f"ran out of memory (limit {limit} MB, --memory-limit)", detail=what,
                           hint="the model needs more memory than that: give it smaller "

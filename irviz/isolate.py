@@ -53,7 +53,7 @@ _OUTPUT_OPTS = ("-o", "--output", "--trace-out")
 _TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 #: In a directory irviz writes files of its own naming into (``-o DIR/``, the current
 #: directory): only temporary files of those outputs (``.STEM.NAME.svg.*.tmp``).
-_DIR_TEMP_RE = re.compile(r"^\..+\.(svg|dot|json)\.[a-z0-9_]{8}\.tmp$")
+_DIR_TEMP_RE = re.compile(r"^\..+\.(svg|dot|json|html)\.[a-z0-9_]{8}\.tmp$")
 
 _CRASHES = {
     "SIGSEGV": "a segmentation fault, e.g. in a native extension",
