@@ -1,0 +1,129 @@
+"""The HTML viewer in a real headless Chromium (Debian's ``chromium`` + Playwright for
+Python; ``.ci/run`` installs both). Screenshots of both themes go to build/screenshots/."""
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from conftest import ROOT, one
+
+sync_api = pytest.importorskip("playwright.sync_api",
+                               reason="Playwright for Python is not installed "
+                                      "(pip install playwright; .ci/run does it)")
+CHROMIUM = os.environ.get("IRVIZ_CHROMIUM") or shutil.which("chromium") \
+    or shutil.which("chromium-browser")
+if CHROMIUM is None:
+    pytest.skip("no chromium binary (apt-get install chromium; .ci/run does it as root)",
+                allow_module_level=True)
+
+ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+        "--disable-component-update", "--no-first-run"]
+SHOTS = ROOT / "build" / "screenshots"
+
+CASES = [
+    # spec, a search, the kind of the node Enter selects (LSTMEnsemble has no tanh: its
+    # LSTMs are aten::lstm inside collapsed library boxes, which a search finds too)
+    ("lstm_ensemble.py:LSTMEnsemble", "lstm", "LSTM"),
+    ("decision_gate.py:MyCell", "tanh", "aten::tanh"),
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+        yield b
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def pages(tmp_path_factory):
+    from irviz.render.html import viewer_page
+
+    out = tmp_path_factory.mktemp("viewer")
+    files = {}
+    for spec, _, _ in CASES:
+        path = out / (spec.replace(":", ".").replace(".py", "") + ".html")
+        path.write_text(viewer_page(one(spec), source_url="https://example.org/{path}#L{line}"),
+                        encoding="utf-8")
+        files[spec] = path
+    return files
+
+
+def _view_box(page) -> str:
+    return page.eval_on_selector(".irviz-canvas svg", "s => s.getAttribute('viewBox')")
+
+
+@pytest.mark.parametrize("spec,query,expect", CASES)
+def test_viewer_in_chromium(browser, pages, tmp_path, spec, query, expect):
+    shots = []
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme, viewport={"width": 1280, "height": 900})
+        page = context.new_page()
+        errors: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+        page.on("pageerror", lambda e: errors.append(str(e)))
+        page.on("request", lambda r: requests.append(r.url))
+        page.goto(pages[spec].as_uri())
+        page.wait_for_selector(".irviz-viewer[data-irviz-ready]")
+
+        box = page.locator(".irviz-canvas svg").bounding_box()
+        assert box and box["width"] > 100 and box["height"] > 100
+
+        before = _view_box(page)
+        page.click("button[data-action=zoom-in]")
+        assert _view_box(page) != before
+        page.click("button[data-action=fit]")
+
+        page.fill(".irviz-search", query)
+        hits = page.locator("g.node.irviz-hit").count()
+        assert hits >= 1
+        assert "match" in page.text_content(".irviz-count")
+        # Enter centres and selects the first hit: the panel shows its source line
+        page.press(".irviz-search", "Enter")
+        panel = page.text_content(".irviz-details")
+        assert expect in panel and spec.split(":")[0] in panel
+
+        page.fill(".irviz-search", "")
+        assert page.locator("g.node.irviz-hit").count() == 0
+        page.click("button[data-action=reset]")
+        # a real mouse click on a node (the first op whose details have a source)
+        node = page.evaluate("""() => {
+            const d = JSON.parse(document.querySelector('script.irviz-data').textContent);
+            const g = [...document.querySelectorAll('g.node')].find(
+                g => g.id.startsWith('irviz:') && !g.id.startsWith('irviz:box:')
+                     && (d[g.id.slice(6)] || {}).code);
+            return g ? g.id : null }""")
+        assert node
+        page.click(f'[id="{node}"]', force=True)
+        panel = page.text_content(".irviz-details")
+        assert "source" in panel and spec.split(":")[0] in panel
+        link = page.locator(".irviz-details a.irviz-source")
+        assert link.count() == 1 and link.get_attribute("href").startswith("https://example.org/")
+
+        # fold a module cluster by its title, then unfold it
+        cluster = page.locator("g.cluster.irviz-collapsible text").first
+        if cluster.count():
+            cluster.click(force=True)
+            assert page.locator(".irviz-hidden").count() > 0
+            cluster.click(force=True)
+            assert page.locator(".irviz-hidden").count() == 0
+
+        page.click("button[data-action=reset]")
+        page.evaluate("window.scrollTo(0, 0)")
+        name = f"{spec.replace(':', '.').replace('.py', '')}.{scheme}.png"
+        shot = tmp_path / name
+        page.screenshot(path=str(shot))
+        shots.append(shot)
+        bg = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        assert (bg == "rgb(255, 255, 255)") == (scheme == "light"), bg
+        assert not errors, errors
+        assert all(u.startswith(("file:", "data:", "about:")) for u in requests), requests
+        context.close()
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    for shot in shots:
+        shutil.copy(shot, SHOTS / shot.name)
