@@ -1,12 +1,13 @@
 # `make demo`: set up everything and render every seed sample into build/demo/.
 # `make test`: set up everything and run the whole test suite (CI runs this).
+# `make docs`: build the documentation into build/docs/html (CI: with -W).
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
 IRVIZ := $(VENV)/bin/irviz
 DEMO := build/demo
 
-.PHONY: setup graphviz demo test rule-docs bad-input-doc clean
+.PHONY: setup graphviz demo test docs rule-docs bad-input-doc clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -53,6 +54,17 @@ demo: setup
 test: setup
 	$(PY) -m pytest -q
 
+# irviz's documentation into build/docs/html (models drawn by irviz.sphinxext, cached in
+# build/docs/_irviz_cache); SPHINXOPTS=-W makes warnings errors (CI)
+SPHINXOPTS ?=
+$(VENV)/.docs-installed: $(VENV)/.installed pyproject.toml
+	$(PY) -m pip install -q -e '.[docs]'
+	touch $@
+
+docs: setup $(VENV)/.docs-installed
+	$(PY) -m sphinx -b html -q $(SPHINXOPTS) docs build/docs/html
+	@echo "docs are in build/docs/html/index.html"
+
 # docs/rules/*.rst from the rule classes' docstrings (a test checks they are current)
 rule-docs: setup
 	$(PY) -c "from irviz.lint import rules; from irviz.lint.registry import write_rule_docs; write_rule_docs('docs/rules')"
@@ -63,3 +75,14 @@ bad-input-doc: setup
 
 clean:
 	rm -rf build $(VENV)
+
+# `make bench`: irviz next to torchview, TensorBoard, torchviz and the bare jit, plus the
+# scaling benchmark (~10 min on 2 CPUs); tables go into benchmarks/RESULTS.md.
+# The anchor tools are benchmark-only dependencies, not runtime or test ones.
+.PHONY: bench bench-deps
+bench-deps: setup
+	$(PY) -m pip install -q torchview==0.2.7 torchviz==0.0.3 tensorboard==2.21.0
+
+bench: bench-deps
+	$(PY) benchmarks/harness.py
+	$(PY) benchmarks/scaling.py

@@ -424,7 +424,7 @@ class ResizeInTrace(Rule):
     Checks for `resize_` and `resize_as_` in traced code.
 
     ## Why is this bad?
-    torch warns "resize_ can't be represented in the JIT at the moment, so we won't
+    torch warns "`resize_` can't be represented in the JIT at the moment, so we won't
     connect any uses of this value with its current trace. If you happen to use it
     again, it will show up as a constant in the graph. Consider using `view` or
     `reshape` to make it traceable." Later uses of the resized tensor read the example
@@ -457,7 +457,7 @@ class ResizeInTrace(Rule):
     name = "resize-in-trace"
     severity = "warning"
     message = "`{expr}` resizes in place, which the trace cannot connect to later uses"
-    hint = "use view or reshape (or a new tensor) instead of resize_"
+    hint = "use view or reshape (or a new tensor) instead of resizing in place"
 
 
 @rule
