@@ -22,7 +22,7 @@ once, in an order rotated by r; round 0 is a warm-up and is reported as "first")
 
 Then, in fresh child processes: ``irviz render`` as a CLI process against a process that
 only builds and traces (or scripts) the same model, interleaved, with the peak RSS of each
-(``ru_maxrss`` from ``wait4``), and one child per anchor tool and model for its peak RSS.
+(its own ``VmHWM``), and one child per anchor tool and model for its peak RSS.
 
 Model construction is never timed. Medians over the repeats, "±" is half the min-max range
 relative to the median. Raw results go to ``benchmarks/out/harness.json``; the tables are
@@ -344,64 +344,90 @@ def _proc_error(proc: dict) -> str | None:
     return None
 
 
-def bench_processes(models: list[Model], repeats: int, anchors: tuple) -> dict:
+def _peak_kb(proc: dict, hwm_file: Path | None) -> int | None:
+    """The child's own VmHWM: from its JSON line, or from the file peak_rss.py wrote."""
+    if hwm_file is not None:
+        try:
+            return int(hwm_file.read_text().strip())
+        except (OSError, ValueError):
+            return None
+    child = _child_json(proc) or {}
+    return child.get("hwm_kb")
+
+
+def bench_processes(models: list[Model], repeats: int, anchors: tuple, all_modes: bool,
+                    jobs: int) -> dict:
     """Whole-process wall and peak RSS: irviz CLI vs build+trace only; anchors once each."""
+    import os
+
     results: dict = {"pairs": {}, "anchors": {}}
     py = sys.executable
     me = str(Path(__file__).resolve())
+    peak = str(Path(__file__).resolve().parent / "peak_rss.py")
     (OUT / "proc").mkdir(parents=True, exist_ok=True)
+    hwm_file = OUT / "proc" / "hwm.txt"
+    env = {**os.environ, "BENCH_HWM_FILE": str(hwm_file)}
     with HostLoad() as meter:
         for m in models:
-            for mode in m.modes:
+            for mode in (m.modes if all_modes else m.modes[:1]):
                 key = f"{m.key}:{mode}"
                 svg = OUT / "proc" / f"{m.key}.{mode}.svg"
                 cmds = {
-                    "irviz": [py, "-m", "irviz", "render", m.spec, "--mode", mode,
+                    "irviz": [py, peak, "irviz", "render", m.spec, "--mode", mode,
                               "-o", str(svg), "-q"],
                     "floor": [py, me, "--child", "floor", "--spec", m.spec, "--mode", mode],
                 }
-                runs: dict[str, list[dict]] = {"irviz": [], "floor": []}
+                runs: dict[str, list[tuple[float, int | None]]] = {"irviz": [], "floor": []}
+                child_info: dict = {}
                 errors: dict[str, str] = {}
                 for r in range(repeats):
                     for who in (["irviz", "floor"] if r % 2 == 0 else ["floor", "irviz"]):
                         if who in errors:
                             continue
-                        proc = run_process(cmds[who], PROCESS_TIMEOUT)
+                        hwm_file.unlink(missing_ok=True)
+                        proc = run_process(cmds[who], PROCESS_TIMEOUT, env=env)
                         err = _proc_error(proc)
                         if err:
                             errors[who] = err
                             continue
-                        runs[who].append(proc)
+                        runs[who].append((proc["wall"],
+                                          _peak_kb(proc, hwm_file if who == "irviz" else None)))
+                        if who == "floor":
+                            child_info = _child_json(proc) or {}
                 entry = {}
                 for who in ("irviz", "floor"):
-                    procs = runs[who]
                     entry[who] = {
                         "error": errors.get(who),
-                        "wall": summary([p["wall"] for p in procs]),
-                        "maxrss_kb": summary([p["maxrss_kb"] for p in procs]),
+                        "wall": summary([w for w, _ in runs[who]]),
+                        "peak_kb": summary([k for _, k in runs[who] if k is not None]),
                     }
-                    if who == "floor" and procs:
-                        child = _child_json(procs[-1]) or {}
-                        entry[who]["build_s"] = child.get("build_s")
-                        entry[who]["hwm_built_kb"] = child.get("hwm_built_kb")
-                        entry[who]["run_s"] = child.get("run_s")
+                entry["floor"].update(build_s=child_info.get("build_s"),
+                                      hwm_built_kb=child_info.get("hwm_built_kb"),
+                                      run_s=child_info.get("run_s"))
                 results["pairs"][key] = entry
-                print(f"  process {key}: irviz {fmt_stat(entry['irviz']['wall'])}, "
-                      f"floor {fmt_stat(entry['floor']['wall'])}", flush=True)
-        results["pairs_other_load_cpus"] = meter.value
-    with HostLoad() as meter:
-        for m in models:
-            for tool in anchors:
-                proc = run_process([py, me, "--child", tool, "--spec", m.spec],
-                                   PROCESS_TIMEOUT)
-                child = _child_json(proc) or {}
-                entry = {"wall": proc["wall"], "maxrss_kb": proc["maxrss_kb"],
-                         "hwm_built_kb": child.get("hwm_built_kb"),
-                         "build_s": child.get("build_s"), "run_s": child.get("run_s"),
-                         "error": child.get("error") or _proc_error(proc)}
-                results["anchors"][f"{m.key}:{tool}"] = entry
-            print(f"  anchor processes {m.key}: done", flush=True)
-        results["anchors_other_load_cpus"] = meter.value
+                print(f"  process {key}: irviz {fmt_stat(entry['irviz']['wall'])} "
+                      f"{_mb(med(entry['irviz']['peak_kb']))}, floor "
+                      f"{fmt_stat(entry['floor']['wall'])} {_mb(med(entry['floor']['peak_kb']))}",
+                      flush=True)
+    results["pairs_other_load_cpus"] = meter.value
+    from concurrent.futures import ThreadPoolExecutor
+
+    def anchor_child(job):
+        m, tool = job
+        proc = run_process([py, me, "--child", tool, "--spec", m.spec], PROCESS_TIMEOUT)
+        child = _child_json(proc) or {}
+        return f"{m.key}:{tool}", {
+            "wall": proc["wall"], "peak_kb": child.get("hwm_kb"),
+            "hwm_built_kb": child.get("hwm_built_kb"),
+            "build_s": child.get("build_s"), "run_s": child.get("run_s"),
+            "error": child.get("error") or _proc_error(proc)}
+
+    # Only their peak RSS is reported, so they may run side by side.
+    with HostLoad() as meter, ThreadPoolExecutor(max_workers=max(1, jobs)) as pool:
+        for key, entry in pool.map(anchor_child, [(m, t) for m in models for t in anchors]):
+            results["anchors"][key] = entry
+        print("  anchor processes: done", flush=True)
+    results["anchors_other_load_cpus"] = meter.value
     return results
 
 
@@ -451,10 +477,10 @@ def render_md(res: dict, cmd: str) -> str:
           "floor = `torch.jit.trace(check_trace=False)` / `torch.jit.script` alone. "
           "torchview/torchviz include their forward pass and SVG; TensorBoard is "
           "`add_graph` + `close` (it traces with `check_trace=True`).", "",
-          "| model | mode | IR nodes | irviz | floor | irviz / floor | torchview (default) "
-          "| torchview expanded | irviz / torchview expanded | TensorBoard add_graph "
-          "| torchviz make_dot |",
-          "|---|---|---|---|---|---|---|---|---|---|---|"]
+          "| model | mode | IR nodes | irviz | irviz first call | floor | irviz / floor "
+          "| torchview (default) | torchview expanded | irviz / torchview expanded "
+          "| TensorBoard add_graph | torchviz make_dot |",
+          "|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for m in models:
         tools = m["tools"]
         for i, mode in enumerate(k.split(":")[1] for k in tools if k.startswith("irviz:")):
@@ -467,7 +493,8 @@ def render_md(res: dict, cmd: str) -> str:
                 return f"fails¹" if e.get("error") else fmt_stat(e.get("time"))
             show = (lambda e: cell(e)) if i == 0 else (lambda e: "″")
             L.append(" | ".join([
-                f"| {m['key']}", mode, str(iv.get("ir_nodes", "–")), cell(iv), cell(fl),
+                f"| {m['key']}", mode, str(iv.get("ir_nodes", "–")), cell(iv),
+                fmt_s((iv.get("time") or {}).get("first")), cell(fl),
                 fmt_ratio(ratio(med(iv.get("time")), med(fl.get("time")))),
                 show(anchors[0]), show(anchors[1]),
                 fmt_ratio(ratio(med(iv.get("time")), med(anchors[1].get("time"))))
@@ -537,8 +564,9 @@ def render_md(res: dict, cmd: str) -> str:
               "irviz CLI = `python -m irviz render SPEC --mode MODE -o FILE -q` (import, load, "
               "build the model, capture, draw, write the SVG). floor = a process that "
               "imports torch, builds the same model and traces/scripts it, nothing else. "
-              f"{proc.get('repeats')} runs each, alternating; peak RSS is `ru_maxrss` of "
-              "that child (`wait4`). CPU time other processes used meanwhile: "
+              f"{proc.get('repeats')} runs each, alternating; peak RSS is the child's own "
+              "`VmHWM` at exit (`benchmarks/peak_rss.py` wraps the CLI; `dot`'s own memory "
+              "is not included). CPU time other processes used meanwhile: "
               f"{proc.get('pairs_other_load_cpus')} CPUs.", "",
               "| model | mode | irviz CLI wall | floor process wall (model build) | wall ratio "
               "| irviz CLI peak RSS | floor peak RSS (after build) | RSS ratio |",
@@ -552,19 +580,21 @@ def render_md(res: dict, cmd: str) -> str:
                 (f"fails: `{fl['error']}`" if fl.get("error") else
                  f"{fmt_stat(fl['wall'])} ({fmt_s(fl.get('build_s'))})"),
                 fmt_ratio(ratio(med(iv["wall"]), med(fl["wall"]))),
-                _mb(med(iv["maxrss_kb"])),
-                f"{_mb(med(fl['maxrss_kb']))} ({_mb(fl.get('hwm_built_kb'))})",
-                fmt_ratio(ratio(med(iv["maxrss_kb"]), med(fl["maxrss_kb"])))]) + " |")
+                _mb(med(iv["peak_kb"])),
+                f"{_mb(med(fl['peak_kb']))} ({_mb(fl.get('hwm_built_kb'))})",
+                fmt_ratio(ratio(med(iv["peak_kb"]), med(fl["peak_kb"])))]) + " |")
         L += ["", "Anchor tools, one fresh process each (peak RSS; in parentheses the "
-              "tool's first call in that process). CPU time other processes used meanwhile: "
+              "tool's first call in that process; these children run "
+              f"{proc.get('jobs')} at a time, so their times are only indicative). CPU time other processes used meanwhile: "
               f"{proc.get('anchors_other_load_cpus')} CPUs.", "",
               "| model | floor | irviz CLI | " + " | ".join(TOOL_TITLES[a] for a in ANCHORS)
               + " |", "|---|---|---|" + "---|" * len(ANCHORS)]
         for m in models:
-            mode = m["tools"] and [k.split(":")[1] for k in m["tools"] if k.startswith("irviz:")][-1]
+            modes = [k.split(":")[1] for k in m["tools"] if k.startswith("irviz:")]
+            mode = next((md for md in modes if f"{m['key']}:{md}" in proc["pairs"]), modes[0])
             pair = proc["pairs"].get(f"{m['key']}:{mode}", {})
-            cells = [f"| {m['key']} ({mode})", _mb(med(pair.get("floor", {}).get("maxrss_kb"))),
-                     _mb(med(pair.get("irviz", {}).get("maxrss_kb")))]
+            cells = [f"| {m['key']} ({mode})", _mb(med(pair.get("floor", {}).get("peak_kb"))),
+                     _mb(med(pair.get("irviz", {}).get("peak_kb")))]
             for a in ANCHORS:
                 e = proc["anchors"].get(f"{m['key']}:{a}")
                 if not e:
@@ -572,7 +602,7 @@ def render_md(res: dict, cmd: str) -> str:
                 elif e.get("error"):
                     cells.append("fails")
                 else:
-                    cells.append(f"{_mb(e['maxrss_kb'])} ({fmt_s(e.get('run_s'))})")
+                    cells.append(f"{_mb(e['peak_kb'])} ({fmt_s(e.get('run_s'))})")
             L.append(" | ".join(cells) + " |")
         L.append("")
 
@@ -622,7 +652,7 @@ def targets_md(res: dict) -> list[str]:
     if proc:
         mem, wall = [], []
         for key, e in proc["pairs"].items():
-            r = ratio(med(e["irviz"]["maxrss_kb"]), med(e["floor"]["maxrss_kb"]))
+            r = ratio(med(e["irviz"]["peak_kb"]), med(e["floor"]["peak_kb"]))
             w = ratio(med(e["irviz"]["wall"]), med(e["floor"]["wall"]))
             if r is not None:
                 mem.append((key.replace(":", " "), r))
@@ -650,6 +680,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, help="measured rounds per model (default: 3-5)")
     ap.add_argument("--process-repeats", type=int, default=3)
     ap.add_argument("--no-processes", action="store_true", help="skip the child-process part")
+    ap.add_argument("--process-all-modes", action="store_true",
+                    help="whole-process runs for every mode (default: each model's first)")
+    ap.add_argument("--jobs", type=int, default=2,
+                    help="anchor memory children run side by side (default: %(default)s)")
     ap.add_argument("--no-wasm", action="store_true", help="skip the wasm layout column")
     ap.add_argument("--no-write", action="store_true", help="do not touch RESULTS.md")
     ap.add_argument("--child", help=argparse.SUPPRESS)
@@ -685,8 +719,10 @@ def main(argv: list[str] | None = None) -> int:
         gc.collect()
     if not args.no_processes:
         print("child processes", flush=True)
-        results["processes"] = bench_processes(models, args.process_repeats, anchors)
+        results["processes"] = bench_processes(models, args.process_repeats, anchors,
+                                               args.process_all_modes, args.jobs)
         results["processes"]["repeats"] = args.process_repeats
+        results["processes"]["jobs"] = args.jobs
     for m in results["models"]:
         for key, e in m["tools"].items():
             e.pop("dot", None)
