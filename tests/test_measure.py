@@ -151,12 +151,14 @@ def test_a_model_that_raises_gives_an_error(tmp_path):
 
         example_inputs = {"boom": lambda: (torch.rand(3),)}
     """)
-    result = M.measure(f"{path}:boom", settings=[(1, 2)], profile=True)
-    [row] = result["settings"]
-    assert "boom from the model" in row["error"]
-    assert row["serial"] is None and row["speedup"] is None
-    assert result["best_setting"] is None
-    assert result["profile"]["error"].startswith("not run")
+    # a model that cannot run on its own example inputs is the user's input error, found
+    # by the capture (which runs the compiled model once), before any timing
+    from irviz.errors import CaptureError
+
+    with pytest.raises(CaptureError) as err:
+        M.measure(f"{path}:boom", settings=[(1, 2)], profile=True)
+    assert "boom from the model" in err.value.message
+    assert "running it on its example inputs" in err.value.message
 
 
 def test_an_endless_model_times_out(tmp_path):

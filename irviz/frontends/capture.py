@@ -219,10 +219,14 @@ def _run_once(target: Target, scripted: Any, inputs: tuple) -> None:
         text = str(exc).strip()
         where = _user_location(text)
         lines = [line.strip() for line in text.splitlines() if line.strip()]
-        last = lines[-1] if lines else type(exc).__name__
+        last = lines[-1] if lines else ""
+        name = type(exc).__name__
+        m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
+        if m:  # TorchScript re-raises as torch.jit.Error; name the user's exception
+            name, last = m.group(1), m.group(2)
         raise CaptureError(
             f"{target.spec} compiles, but running it on its example inputs raised "
-            f"{type(exc).__name__}" + (f" at {where}" if where else "") + f": {last}",
+            f"{name}" + (f" at {where}" if where else "") + f": {last}",
             hint="check that --inputs / example_inputs match what forward() expects "
                  "(shapes, dtypes, devices)",
             detail=("TorchScript traceback (your model's code):\n" + text)
