@@ -8,6 +8,7 @@ The full script-vs-trace comparison belongs to ``irviz lint``.
 """
 from __future__ import annotations
 
+import functools
 import inspect
 
 import networkx as nx
@@ -21,7 +22,13 @@ FROZEN_PREFIXES = ("Converting a tensor to a Python", "Iterating over a tensor",
 
 
 def _forward_range(module, method: str) -> tuple[str, int, int] | None:
-    fn = getattr(type(module), method, None)
+    return _class_method_range(type(module), method)
+
+
+@functools.lru_cache(maxsize=1024)
+def _class_method_range(cls: type, method: str) -> tuple[str, int, int] | None:
+    """(file, first line, last line) of ``cls.method``; cached: one lookup per class."""
+    fn = getattr(cls, method, None)
     try:
         lines, start = inspect.getsourcelines(fn)
         return inspect.getsourcefile(fn), start, start + len(lines) - 1
@@ -35,11 +42,9 @@ def annotate_frozen_control_flow(G: nx.DiGraph, capture: Capture) -> None:
         return
     root = capture.target.obj
     get = getattr(root, "get_submodule", None)
-    for warning in capture.warnings:
-        if warning.category != "TracerWarning" or warning.origin is not None:
-            continue
-        if not warning.message.startswith(FROZEN_PREFIXES):
-            continue
+    frozen = [w for w in capture.warnings if w.category == "TracerWarning"
+              and w.origin is None and w.message.startswith(FROZEN_PREFIXES)]
+    for warning in frozen:
         code = source_line(f"{warning.filename}:{warning.lineno}:1") or ""
         text = f"⚠ trace froze line {warning.lineno}: {code}"
         for cid, info in G.graph["blocks"].items():
