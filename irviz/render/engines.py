@@ -19,6 +19,7 @@ import threading
 import warnings
 
 from irviz.errors import RenderError
+from irviz.render.escape import dot_string
 
 __all__ = ["ENGINES", "available_engines", "resolve_engine", "render"]
 
@@ -378,8 +379,7 @@ def _plain_labels(dot_source: str) -> tuple[str, int]:
         pos = bracket.end()
         if _LABEL_BEFORE.search(dot_source, max(0, start - 64), start):
             text = _html_to_text(dot_source[start + 1 : pos - 1])
-            quoted = text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-            parts += [dot_source[done:start], f'"{quoted}"']
+            parts += [dot_source[done:start], dot_string(text)]
             done, count = pos, count + 1
     parts.append(dot_source[done:])
     return "".join(parts), count

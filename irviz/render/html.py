@@ -16,6 +16,7 @@ import html
 import os
 import re
 from pathlib import Path
+from urllib.parse import quote
 
 from .. import __version__
 from ..ir.model import CALL_KINDS, format_shape
@@ -61,7 +62,9 @@ class _Places:
         shown = rel if rel is not None else os.path.basename(path)
         url = None
         if rel is not None and self.source_url:
-            url = self.source_url.format(path=rel, line=line)
+            # the file name percent-encoded: a "#", "?", space or quote in it stays a path
+            url = self.source_url.format(
+                path=quote(rel, safe="/", errors="surrogateescape"), line=line)
         return {"source": f"{shown}:{line}", "url": url, "code": source_line(location)}
 
 
