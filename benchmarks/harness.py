@@ -39,6 +39,7 @@ import sys
 import tempfile
 import textwrap
 import time
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -216,7 +217,9 @@ def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
     if wasm:
         try:
             t = _now()
-            wsvg = engines.render(dot, "svg", "wasm")
+            with warnings.catch_warnings():   # "cannot draw HTML-like labels": known, by design
+                warnings.filterwarnings("ignore", message="irviz: the WebAssembly")
+                wsvg = engines.render(dot, "svg", "wasm")
             st["layout_wasm"] = _now() - t
             extra["wasm_nodes"] = svg_facts(wsvg)["nodes"]
         except Exception as exc:  # noqa: BLE001 - recorded, not fatal
@@ -228,8 +231,14 @@ def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
 
 
 def tool_runner(tool: str, model, inputs, mode: str | None = None, target=None, steps=None):
-    if tool == "irviz":
+    if tool == "irviz":   # irviz records torch's warnings itself
         return run_irviz(target, inputs, mode, steps)
+    with warnings.catch_warnings():   # TracerWarnings etc. of the other tools: not our topic
+        warnings.simplefilter("ignore")
+        return _other_tool(tool, model, inputs, mode)
+
+
+def _other_tool(tool: str, model, inputs, mode: str | None):
     if tool == "floor":
         return run_floor(model, inputs, mode)
     if tool == "torchview":
@@ -305,6 +314,33 @@ def bench_model(m: Model, repeats: int | None, steps, wasm: bool, anchors: tuple
                 entry["dot_bytes"] = len(res["dot"])
         out["tools"][key] = entry
     return out
+
+
+def pictures(results: dict) -> None:
+    """irviz's default view of each model as a PNG at 100 % (rsvg-convert): how big is it?"""
+    import shutil
+    import struct
+    import subprocess
+
+    rsvg = shutil.which("rsvg-convert")
+    if not rsvg:
+        results["png_note"] = "rsvg-convert not installed: no PNGs"
+        return
+    (OUT / "png").mkdir(parents=True, exist_ok=True)
+    for m in results["models"]:
+        key = next((k for k in m["tools"] if k.startswith("irviz:")), None)
+        entry = m["tools"].get(key) or {}
+        if not entry.get("svg_file"):
+            continue
+        png = OUT / "png" / (Path(entry["svg_file"]).stem + ".png")
+        try:
+            subprocess.run([rsvg, "-z", "1", "-o", str(png), str(ROOT / entry["svg_file"])],
+                           check=True, timeout=120, capture_output=True)
+            with open(png, "rb") as fh:
+                w, h = struct.unpack(">II", fh.read(24)[16:24])
+            entry["png"] = {"file": f"benchmarks/out/png/{png.name}", "px": [w, h]}
+        except (OSError, subprocess.SubprocessError, struct.error) as exc:
+            entry["png"] = {"error": error_text(exc)}
 
 
 # -- child processes ----------------------------------------------------------------------
@@ -504,7 +540,7 @@ def render_md(res: dict, cmd: str) -> str:
           ""]
 
     # irviz stages
-    L += ["### irviz stage by stage (in-process medians; first call in parentheses for capture)",
+    L += ["### irviz stage by stage (in-process medians; first call in parentheses)",
           "",
           "| model | mode | capture | build | analyses (each) | DOT | layout+SVG: dot | "
           "layout+SVG: wasm | build+analyses+DOT | capture ÷ (build+analyses+DOT) |",
@@ -519,11 +555,13 @@ def render_md(res: dict, cmd: str) -> str:
             own = _own(e)
             wasm = fmt_stat(st.get("layout_wasm")) if "layout_wasm" in st else \
                 ("fails: " + e["wasm_error"] if e.get("wasm_error") else "–")
+            first = sum(st[n]["first"] for n in _analysis_names(e))
             L.append(" | ".join([
                 f"| {m['key']}", key.split(":")[1],
                 f"{fmt_stat(st['capture'])} ({fmt_s(st['capture']['first'])})",
                 fmt_stat(st["build"]),
-                f"{fmt_s(_stage_sum(e, _analysis_names(e)))} ({each})",
+                f"{fmt_s(_stage_sum(e, _analysis_names(e)))} ({each}); first call "
+                f"{fmt_s(first)}",
                 fmt_stat(st["dot"]), fmt_stat(st["layout"]), wasm, fmt_s(own),
                 fmt_ratio(ratio(med(st["capture"]), own))]) + " |")
     L.append("")
@@ -551,6 +589,19 @@ def render_md(res: dict, cmd: str) -> str:
                      f"{fmt_bytes(e.get('svg_bytes'))} | {_pt(e)} | {notes} |")
     L.append("")
 
+    pngs = [(m["key"], k.split(":")[1], e["png"]) for m in models
+            for k, e in m["tools"].items() if k.startswith("irviz:") and e.get("png")]
+    if pngs:
+        L += ["irviz's default view as a PNG at 100 % zoom (`rsvg-convert -z 1`, 96 dpi; in "
+              "`benchmarks/out/png/`); screens = PNG height ÷ 1080 px:", "",
+              "| model | mode | PNG (w × h px) | screens tall |", "|---|---|---|---|"]
+        for mk, mode, png in pngs:
+            if "px" in png:
+                w, h = png["px"]
+                L.append(f"| {mk} | {mode} | {w} × {h} | {h / 1080:.1f} |")
+            else:
+                L.append(f"| {mk} | {mode} | fails: `{png.get('error')}` | |")
+        L.append("")
     errors = [(m["key"], k, e["error"]) for m in models for k, e in m["tools"].items()
               if e.get("error")]
     if errors:
@@ -717,6 +768,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {key:16} {shown}", flush=True)
         print(f"  ({fmt_s(_now() - t)})", flush=True)
         gc.collect()
+    pictures(results)
     if not args.no_processes:
         print("child processes", flush=True)
         results["processes"] = bench_processes(models, args.process_repeats, anchors,
