@@ -108,7 +108,11 @@ class _DotWriter:
         return chain[::-1]
 
     def _is_library(self, info: dict) -> bool:
+        """A torch.nn module (drawn as one box by default) - but not the containers
+        (Sequential, ModuleList, ModuleDict), which hold the user's own modules."""
         qual = info.get("qualified_type") or ""
+        if ".torch.nn.modules.container." in qual or qual.startswith("torch.nn.modules.container."):
+            return False
         return ".torch.nn." in qual or qual.startswith("torch.nn.")
 
     def _collapsed_containers(self, depth: int | None,
@@ -431,10 +435,19 @@ class _DotWriter:
 
     def _emit_box(self, cid: str, indent: str) -> None:
         info = self.blocks[cid]
-        members = [n for n, r in self.rep.items() if r == f"box:{cid}"]
+        if not hasattr(self, "_box_members"):
+            self._box_members: dict[str, list[str]] = {}
+            for n, r in self.rep.items():
+                if r is not None and r.startswith("box:"):
+                    self._box_members.setdefault(r, []).append(n)
+        members = self._box_members.get(f"box:{cid}", [])
         ops = sum(1 for n in members if not self.G.nodes[n].get("hidden"))
+        shown = [n for n in members if not self.G.nodes[n].get("hidden")]
+        last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
+        shape = format_shape(last_out[0]) if last_out else None  # what the call returns
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>",
-                f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}</FONT>']
+                f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}'
+                + (f" → {_h(shape)}" if shape else "") + "</FONT>"]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(f"box:{cid}")) + ">")
         tooltip = [f"{info['kind']} call: {info['label']}",
                    f"type: {info.get('qualified_type')}"]
@@ -518,13 +531,18 @@ class _DotWriter:
         self.lines.append(f"{indent}}}")
 
     def _first_drawn(self, cid: str) -> str | None:
-        prefix = cid + "/"
-        for n in self.G:
-            if n.startswith(prefix):
-                rep = self.rep[n]
-                if rep is not None:
-                    return rep
-        return None
+        """The first drawn node (or box) inside container ``cid``, at any depth."""
+        if not hasattr(self, "_first_in"):
+            self._first_in: dict[str, str] = {}
+            for node in self.G:  # program order; each node marks its enclosing containers
+                rep = self.rep[node]
+                if rep is None:
+                    continue
+                block = self.G.nodes[node]["block"]
+                while block is not None and block not in self._first_in:
+                    self._first_in[block] = rep
+                    block = self.blocks[block]["parent"]
+        return self._first_in.get(cid)
 
     def _edge_kind(self, u: str, v: str, data: dict) -> str:
         t = data.get("type") or ""
