@@ -8,19 +8,24 @@ import networkx as nx
 
 from ..frontends.capture import Capture
 from ..ir.build import build_graph
+from ..perf import gc_paused
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
 from .parallelism import annotate_parallelism
+from .shape_arithmetic import annotate_shape_arithmetic
 from .runtime_shapes import annotate_runtime_shapes
 from .traced_control_flow import annotate_frozen_control_flow
 
 
 def analysed_graph(cap: Capture) -> nx.DiGraph:
     """The IR graph of ``cap`` with every analysis's facts annotated on it."""
-    G = build_graph(cap)
-    annotate_fork_waits(G)
-    annotate_frozen_control_flow(G, cap)
-    annotate_runtime_shapes(G, cap)   # before the costs, which need shapes
-    annotate_costs(G)
-    annotate_parallelism(G)
+    with gc_paused():
+        G = build_graph(cap)
+        annotate_fork_waits(G)
+        annotate_frozen_control_flow(G, cap)
+        annotate_shape_arithmetic(G)
+    annotate_runtime_shapes(G, cap)   # runs the user's model: the collector stays on
+    with gc_paused():
+        annotate_costs(G)   # after the shapes, which it needs
+        annotate_parallelism(G)
     return G

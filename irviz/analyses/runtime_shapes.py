@@ -59,6 +59,13 @@ class _DispatchRecorder(TorchDispatchMode):
         return out
 
 
+# torch wraps every ``__torch_dispatch__`` in ``torch._compile._disable_dynamo``, whose first
+# call imports ``torch._dynamo``: ~1 s and +70 MB per process (measured), for a guard that
+# only matters while dynamo traces, which never happens here. The plain function is enough.
+_DispatchRecorder.__torch_dispatch__ = getattr(_DispatchRecorder.__torch_dispatch__,
+                                               "__wrapped__", _DispatchRecorder.__torch_dispatch__)
+
+
 class _FunctionRecorder(TorchFunctionMode):
     """Sees the torch API calls (``F.linear``, ``_VF.lstm``) before they decompose."""
 

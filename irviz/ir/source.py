@@ -7,6 +7,7 @@ reported 1-based, like editors, ruff and flake8; traced nodes get column 1.
 """
 from __future__ import annotations
 
+import functools
 import linecache
 import os
 import re
@@ -38,6 +39,12 @@ def node_locations(node: torch._C.Node) -> tuple[str | None, str | None]:
         return None, None
     if not text:
         return None, None
+    return _locations(text)
+
+
+@functools.lru_cache(maxsize=8192)
+def _locations(text: str) -> tuple[str | None, str | None]:
+    """Parsed once per distinct range: repeated layers share their traced stacks."""
     first = _SCRIPTED.match(text)
     if first:
         path, line = first.group(1), int(first.group(2))

@@ -1,0 +1,26 @@
+"""Keep Python's cycle collector out of irviz's own bulk work.
+
+Building the IR graph, the analyses and the DOT text allocate tens of thousands of
+small dicts and lists, which triggers full collections of everything the process holds;
+with torch and a transformers model loaded one costs ~200 ms (measured on BERT-base:
+the same graph build took 50 ms, or 250 ms when a full collection fell into it).
+That work creates no garbage cycles, so the collector is paused for its duration and
+restored afterwards (a caller's own ``gc.disable()`` is respected).
+"""
+from __future__ import annotations
+
+import gc
+from contextlib import contextmanager
+from typing import Iterator
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Run the block with automatic garbage collection off, then restore it."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
