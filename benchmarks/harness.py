@@ -31,13 +31,10 @@ written into ``benchmarks/RESULTS.md`` between the ``harness`` markers.
 from __future__ import annotations
 
 import argparse
-import ast
 import gc
-import inspect
 import json
 import sys
 import tempfile
-import textwrap
 import time
 import warnings
 from dataclasses import dataclass
@@ -165,33 +162,17 @@ def run_tensorboard(model, inputs) -> dict:
     return {"time": elapsed, "graphdef_nodes": len(seen["graph"][0].node), "event_bytes": size}
 
 
-def analysis_steps() -> list[tuple[str, object, list[str]]]:
-    """The calls of ``analysed_graph`` after ``build_graph``, in order: (name, fn, arg names)."""
+def analysis_steps() -> list:
+    """The analyses ``irviz.analyses.pipeline`` runs, in order (timed one by one)."""
     from irviz.analyses import pipeline
 
-    fn = ast.parse(textwrap.dedent(inspect.getsource(pipeline.analysed_graph))).body[0]
-    steps = []
-    for stmt in fn.body:
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
-            continue   # docstring
-        if isinstance(stmt, ast.Assign) and isinstance(stmt.value, ast.Call) \
-                and getattr(stmt.value.func, "id", None) == "build_graph":
-            continue
-        if isinstance(stmt, ast.Return):
-            continue
-        call = stmt.value if isinstance(stmt, ast.Expr) else None
-        if not (isinstance(call, ast.Call) and isinstance(call.func, ast.Name)
-                and all(isinstance(a, ast.Name) for a in call.args) and not call.keywords):
-            raise RuntimeError("analysed_graph is no longer a plain list of calls: "
-                               "update benchmarks/harness.py:analysis_steps")
-        steps.append((call.func.id, getattr(pipeline, call.func.id), [a.id for a in call.args]))
-    return steps
+    return list(pipeline.STEPS)
 
 
 def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
     from irviz.api import Visualization
     from irviz.frontends.capture import capture
-    from irviz.ir.build import build_graph
+    from irviz.analyses import pipeline
     from irviz.render import engines
 
     st = {}
@@ -199,13 +180,12 @@ def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
     cap = capture(target, mode, inputs)
     st["capture"] = _now() - t
     t = _now()
-    G = build_graph(cap)
+    G = pipeline.graph_of(cap)
     st["build"] = _now() - t
-    scope = {"G": G, "cap": cap, "capture": cap}
-    for name, fn, args in steps:
+    for step in steps:
         t = _now()
-        fn(*[scope[a] for a in args])
-        st[f"analysis:{name}"] = _now() - t
+        pipeline.run_step(step, G, cap)
+        st[f"analysis:{step.name}"] = _now() - t
     view = Visualization(cap, G)
     t = _now()
     dot = view.dot()
@@ -755,7 +735,7 @@ def main(argv: list[str] | None = None) -> int:
     anchors = tuple(a for a in ANCHORS if _importable(a))
     missing = [a for a in ANCHORS if a not in anchors]
     results = {"facts": facts, "command": cmd, "models": [], "missing_tools": missing,
-               "analysis_steps": [s[0] for s in steps]}
+               "analysis_steps": [s.name for s in steps]}
     if missing:
         print(f"note: not installed, skipped: {', '.join(missing)} (make bench-deps)")
     for m in models:

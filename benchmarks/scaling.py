@@ -46,7 +46,7 @@ def _now() -> float:
 def one_run(target, inputs, steps, layout: bool = True) -> dict:
     from irviz.api import Visualization
     from irviz.frontends.capture import capture
-    from irviz.ir.build import build_graph
+    from irviz.analyses import pipeline
     from irviz.render import engines
 
     st: dict[str, float] = {}
@@ -54,12 +54,11 @@ def one_run(target, inputs, steps, layout: bool = True) -> dict:
     cap = capture(target, "trace", inputs)
     st["capture"] = _now() - t
     t = _now()
-    G = build_graph(cap)
+    G = pipeline.graph_of(cap)
     st["build"] = _now() - t
-    scope = {"G": G, "cap": cap, "capture": cap}
     t = _now()
-    for _name, fn, args in steps:
-        fn(*[scope[a] for a in args])
+    for step in steps:
+        pipeline.run_step(step, G, cap)
     st["analyses"] = _now() - t
     view = Visualization(cap, G)
     t = _now()
@@ -127,7 +126,7 @@ def main(argv: list[str] | None = None) -> int:
                                      first=runs[n][0]["stages"][s]) for s in STAGES}}
         rows.append(row)
     result = {"facts": facts, "command": cmd, "rows": rows, "other_load_cpus": meter.value,
-              "analysis_steps": [s[0] for s in steps]}
+              "analysis_steps": [s.name for s in steps]}
     del targets
     gc.collect()
 

@@ -40,6 +40,8 @@ class Visualization:
     #: what the last ``dot()`` decided (e.g. modules collapsed to fit the node budget)
     render_notes: list[str] = field(default_factory=list)
     drawn_nodes: int = 0
+    #: the runs of repeated calls the last ``dot()`` rolled up (``DotResult.rolls``)
+    rolls: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def name(self) -> str:
@@ -70,6 +72,7 @@ class Visualization:
             opts.title = self.title()
         result = build_dot(self.graph, opts)
         self.render_notes, self.drawn_nodes = result.notes, result.drawn_nodes
+        self.rolls = result.rolls
         return result.text
 
     def svg(self, engine: str = "auto", **overrides) -> bytes:

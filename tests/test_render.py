@@ -137,8 +137,11 @@ def test_budget_collapses_a_10k_node_model():
     assert view.drawn_nodes <= 1000 and len(_node_ids(dot)) <= 1000
     assert any("exceed the budget of 1000" in n for n in view.render_notes)
     assert "exceed the budget" in dot  # said in the picture too
+    # drawing the most it can: every stage open, the 98 blocks between its first and last
+    # rolled up (rather than 10 stage boxes)
+    assert len(view.rolls) == 10 and view.drawn_nodes > 100
     view.dot(max_nodes=5000)  # a larger budget opens one more level: 10 stages x 100 blocks
-    assert 1000 < view.drawn_nodes <= 5000 and view.render_notes
+    assert 1000 < view.drawn_nodes <= 5000 and view.render_notes and not view.rolls
     view.dot(max_nodes=8000)  # everything fits: nothing collapsed, nothing to say
     assert view.drawn_nodes > 7000 and not view.render_notes
 
@@ -168,3 +171,90 @@ def test_unknown_focus_is_a_usage_error():
     with pytest.raises(UsageError) as err:
         _stack().dot(focus="stages.33")
     assert "stages.3" in err.value.hint
+
+
+# -- runs of repeated calls rolled up when the budget demands it ------------------------
+
+def _deep(factory: str):
+    from irviz import api
+
+    __import__("torch").manual_seed(0)
+    [view] = api.visualize(str(GOLDENS.parent / "models" / "deep_stack.py") + f":{factory}",
+                           "trace")
+    return view
+
+
+def _edge_ends(dot: str) -> set[str]:
+    return {end for pair in re.findall(r'^\s*"([^"]+)" -> "([^"]+)"', dot, flags=re.M)
+            for end in pair}
+
+
+def _module_of(view, cid: str) -> str:
+    return view.graph.graph["blocks"][cid]["module"]
+
+
+def test_budget_rolls_up_a_run_of_repeated_blocks():
+    from irviz.render.html import node_details
+
+    view = _deep("chain()")  # 40 identical blocks called one after the other
+    dot = view.dot(max_nodes=30)
+    ids = _node_ids(dot)
+    rolls = [n for n in ids if n.startswith("roll:")]
+    assert len(rolls) == 1 and list(view.rolls) == rolls
+    calls = view.rolls[rolls[0]]
+    assert [_module_of(view, c) for c in (calls[0], calls[1], calls[-2], calls[-1])] == \
+        ["blocks.0", "blocks.1", "blocks.38", "blocks.39"]
+    # the first and the last block are drawn open, their ops are nodes of their own
+    assert f'subgraph "cluster_{calls[0]}"' in dot and f'subgraph "cluster_{calls[-1]}"' in dot
+    scopes = {view.graph.nodes[n]["scope"] for n in ids if n in view.graph}
+    assert {"blocks.0", "blocks.39"} <= scopes and "blocks.20" not in scopes
+    assert "blocks.1 … blocks.38" in dot and "Block × 38 (same as blocks.0)" in dot
+    assert f'id="irviz:{rolls[0]}"' in dot and "irviz-rolled" in dot and 'peripheries="2"' in dot
+    assert _edge_ends(dot) <= ids  # every edge ends at a declared node
+    assert f'"{rolls[0]}" -> ' in dot and f' -> "{rolls[0]}"' in dot  # the data flows through
+    assert view.drawn_nodes == len(ids) <= 30
+    [note] = view.render_notes
+    assert note.startswith("282 nodes exceed the budget of 30: 1 run of repeated calls is "
+                           "rolled up (blocks.1 … blocks.38, 38 × Block)"), note
+    assert "rolled up" in dot  # said in the picture too
+    # the viewer's details know the roll node (the id the SVG gives it)
+    details = node_details(view)
+    assert details[rolls[0]]["label"] == "blocks.1 … blocks.38"
+    assert details[rolls[0]]["ops"] == 38 * 7 and "blocks.20" in details[rolls[0]]["contains"]
+
+
+def test_a_run_fitting_the_budget_is_never_rolled():
+    view = _deep("chain()")
+    dot = view.dot()  # 282 nodes: under the default budget of 1000
+    assert "roll:" not in dot and not view.render_notes and not view.rolls
+    assert dot == view.dot(max_nodes=0)
+
+
+def test_blocks_of_different_types_are_not_rolled():
+    view = _deep("alternating()")  # Block, Other, Block, ... (the same op count)
+    dot = view.dot(max_nodes=30)
+    assert "roll:" not in dot and not view.rolls
+    [note] = view.render_notes
+    assert "deeper than 0 are drawn as boxes" in note and "still over the budget" in note
+    assert "rolled" not in note
+
+
+def test_focus_keeps_a_block_of_a_rolled_run_open():
+    view = _deep("chain()")
+    dot = view.dot(focus="blocks.20", max_nodes=30)
+    ids = _node_ids(dot)
+    assert any(view.graph.nodes[n]["scope"] == "blocks.20" for n in ids if n in view.graph)
+    rolled = {_module_of(view, c) for calls in view.rolls.values() for c in calls[1:-1]}
+    assert rolled and "blocks.20" not in rolled
+    assert _edge_ends(dot) <= ids and view.drawn_nodes <= 30
+
+
+def test_budget_rolls_a_flat_stack_of_1667_blocks():
+    view = _deep("chain(1667)")  # benchmarks/models.py:stacked(1667)'s shape: 1,669 boxes at depth 0
+    assert view.graph.number_of_nodes() > 10_000
+    dot = view.dot()
+    ids = _node_ids(dot)
+    assert view.drawn_nodes == len(ids) <= 1000
+    [roll] = view.rolls
+    assert len(view.rolls[roll]) == 1667 and "Block × 1665 (same as blocks.0)" in dot
+    assert _edge_ends(dot) <= ids

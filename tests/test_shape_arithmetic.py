@@ -57,3 +57,19 @@ def test_a_size_in_tensor_math_keeps_the_tensor_op(mode):
     (mul,) = of_kind(view, "aten::mul")
     assert mul not in exprs(view)
     assert any("x.size(1)" in e for e in exprs(view).values())
+
+
+def test_the_picture_folds_them_into_the_view_label():
+    view = one(f"{MODELS}:Heads", "trace")
+    dot = view.dot()
+    drawn = {n for n, d in view.graph.nodes(data=True) if f'"{n}" [' in dot}
+    kinds = {view.graph.nodes[n]["kind"] for n in drawn}
+    assert not kinds & {"aten::size", "prim::NumToTensor", "aten::Int", "prim::ListConstruct"}
+    assert {"aten::view", "aten::transpose", "aten::reshape"} <= kinds
+    assert "size=[x.size(0), x.size(1), 2, (x.size(2) // 2)]" in dot   # the tooltip's args line
+    assert view.drawn_nodes == len(drawn)
+
+
+def test_a_loop_over_a_size_names_it_as_its_trip_count():
+    view = one("rnn_loop.py:WrapRNN", "trace")
+    assert "trip count: xs.size(0)" in view.dot()

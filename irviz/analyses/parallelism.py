@@ -101,9 +101,13 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     weight: dict[str, float] = {}
     work = 0.0
     dynamic = False
+    per_place: dict[tuple, tuple[int, int, bool]] = {}   # nodes of one block share them
     for node, data in G.nodes(data=True):
         cost = data.get("irviz.cost", {}).get("cost", 0.0)
-        total, on_thread, dyn = _multiplicities(G, node)
+        place = (data["block"], data["subgraph_of"])
+        if place not in per_place:
+            per_place[place] = _multiplicities(G, node)
+        total, on_thread, dyn = per_place[place]
         dynamic |= dyn and cost > 0
         work += cost * total
         weight[node] = cost * on_thread

@@ -15,8 +15,7 @@ from __future__ import annotations
 import networkx as nx
 
 #: ops that read a tensor's geometry: (kind -> expression template)
-_READERS = {"aten::size": "size", "aten::dim": "dim", "aten::numel": "numel",
-            "aten::len": "len"}
+_READERS = {"aten::size": "size", "aten::dim": "dim", "aten::numel": "numel"}
 #: ops that only convert an integer between tensor and Python forms
 _TRANSPARENT = {"prim::NumToTensor", "aten::Int", "aten::ScalarImplicit", "aten::Float",
                 "prim::shape"}

@@ -90,6 +90,13 @@ def value_info(value: torch._C.Value) -> dict:
             "shape": shape, "dtype": dtype}
 
 
+def is_folded(data: dict) -> bool:
+    """True for nodes the pictures fold into their consumers instead of drawing: the
+    builder's ``hidden`` constants and the integer shape arithmetic that
+    :mod:`irviz.analyses.shape_arithmetic` marks with ``irviz.shape_expr``."""
+    return bool(data.get("hidden")) or "irviz.shape_expr" in data
+
+
 def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:
     """The same record for a real tensor (example inputs, parameters)."""
     return {"name": name, "type": "Tensor", "shape": list(tensor.shape),

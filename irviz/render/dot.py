@@ -6,7 +6,8 @@ README's architecture section for the measurements behind them):
 
 * constants, parameter ``GetAttr`` and constant lists are folded into their
   consumer's label and tooltip, never drawn as nodes (they fan out to
-  hundreds of consumers and make ``dot`` explode);
+  hundreds of consumers and make ``dot`` explode), and so is traced shape arithmetic
+  (``size`` -> ``Int`` -> ``ListConstruct``), shown as ``size=[x.size(0), 12, 64]``;
 * shapes go into node labels, types into tooltips: no edge labels;
 * module calls are nested clusters; a module deeper than ``depth`` (and,
   unless asked, a ``torch.nn`` library module) is one box with its op count;
@@ -20,8 +21,9 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape
+from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape, is_folded
 from ..ir.source import short_location, source_line, split_location
+from ..perf import gc_paused
 from .escape import HtmlLabel, dot_html, dot_string, dot_value, truncate
 from .style import (CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FONT, LEGEND, NODE_STYLE,
                     OVERLAP_FILL, node_category)
@@ -30,6 +32,9 @@ from .style import (CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FONT, LEGEND, NODE_STYL
 GHOST_SPAN = 60
 #: folded constants shown in a label before "..."
 MAX_FOLDED = 3
+#: fewest consecutive identical sibling module calls rolled into one node when the budget
+#: demands it (the first and the last call stay drawn, the ones between become the node)
+MIN_ROLL_RUN = 4
 
 
 @dataclass
@@ -51,6 +56,16 @@ class RenderOptions:
     #: lint findings to draw (``Diagnostic.to_dict()`` records): a badge on the node(s) of
     #: the finding's line, or a line under the title when no node has that line
     findings: list[dict] = field(default_factory=list)
+
+
+def is_library_call(info: dict) -> bool:
+    """A call container (``G.graph["blocks"][cid]``) of a torch.nn module, drawn as one box
+    by default - but not the containers (Sequential, ModuleList, ModuleDict), which hold
+    the user's own modules."""
+    qual = info.get("qualified_type") or ""
+    if ".torch.nn.modules.container." in qual or qual.startswith("torch.nn.modules.container."):
+        return False
+    return ".torch.nn." in qual or qual.startswith("torch.nn.")
 
 
 #: longest line of a tooltip, and most lines (the full text is in the JSON data)
@@ -88,6 +103,10 @@ class _DotWriter:
         self.root_dir = options.source_root or (
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self.notes_out: list[str] = []  # what the writer decided, for the user's stderr
+        #: runs of repeated calls drawn as one node: "roll:<first rolled cid>" -> the run's
+        #: call container ids (first and last drawn); IR node -> its roll node
+        self.rolls: dict[str, list[str]] = {}
+        self._rolled: dict[str, str] = {}
         self.collapsed = self._choose_collapse()
         self.rep = {n: self._representative(n) for n in G}
         self.badges, self.unplaced = self._place_findings()
@@ -108,12 +127,7 @@ class _DotWriter:
         return chain[::-1]
 
     def _is_library(self, info: dict) -> bool:
-        """A torch.nn module (drawn as one box by default) - but not the containers
-        (Sequential, ModuleList, ModuleDict), which hold the user's own modules."""
-        qual = info.get("qualified_type") or ""
-        if ".torch.nn.modules.container." in qual or qual.startswith("torch.nn.modules.container."):
-            return False
-        return ".torch.nn." in qual or qual.startswith("torch.nn.")
+        return is_library_call(info)
 
     def _collapsed_containers(self, depth: int | None,
                               focus: set[str] | None = None) -> dict[str, str]:
@@ -136,13 +150,18 @@ class _DotWriter:
                     break
         return out
 
-    def _drawn_count(self, collapsed: dict[str, str]) -> int:
+    def _drawn_count(self, collapsed: dict[str, str],
+                     rolled: dict[str, str] | None = None) -> int:
         reps = set()
         for node, data in self.G.nodes(data=True):
+            roll = rolled.get(node) if rolled else None
+            if roll is not None:
+                reps.add(roll)
+                continue
             box = collapsed.get(data["block"])
             if box is not None:
                 reps.add(box)
-            elif not data.get("hidden"):
+            elif not is_folded(data):
                 reps.add(node)
         return len(reps)
 
@@ -172,7 +191,22 @@ class _DotWriter:
         return keep
 
     def _choose_collapse(self) -> dict[str, str]:
-        """Apply --depth/--focus; then, within the drawn-node budget, collapse deeper calls."""
+        """Apply --depth/--focus; then fit the drawn-node budget.
+
+        Over the budget, the depth levels are tried from the deepest up: the calls deeper
+        than the level collapsed into boxes and, when that alone still draws too many
+        nodes, runs of repeated sibling calls rolled into one node each
+        (:meth:`_roll_up`). Of the pictures that fit, the one drawing the most nodes wins
+        (a tie goes to the deeper level; with --focus, a picture keeping the focused call
+        open beats any that boxes it). So rolling comes before giving up a level when it
+        keeps more detail - 1,667 identical blocks draw the first and the last block open
+        around one roll node, not 1,669 boxes - and depth alone wins when it keeps more -
+        10 stages of 100 blocks at a budget of 5,000 draw 1,000 block boxes rather than
+        every stage's blocks rolled. Nothing is rolled when the picture fits as it is, nor
+        under an explicit --depth; the focused call and its ancestors are never rolled.
+        When nothing fits, the shallowest level with every run rolled is drawn, and the
+        note says so.
+        """
         focus = self._focus_set()
         collapsed = self._collapsed_containers(self.opt.depth, focus)
         budget = self.opt.max_nodes
@@ -183,25 +217,168 @@ class _DotWriter:
             return collapsed
         depths = sorted({info["depth"] for info in self.blocks.values()
                          if info["kind"] in CALL_KINDS}, reverse=True)
-        for depth in [d - 1 for d in depths if d > 0]:
-            candidate = self._collapsed_containers(depth, focus)
+        levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
+        focused = [cid for cid, info in self.blocks.items() if focus is not None
+                   and info["kind"] in CALL_KINDS and info.get("module") == self.opt.focus]
+        best = None  # (rank, count, depth, collapsed, rolled, rolls)
+        for depth, candidate in levels:
+            if candidate is None:
+                candidate = self._collapsed_containers(depth, focus)
+            rank = (not any(cid in candidate for cid in focused),)
             count = self._drawn_count(candidate)
-            if count <= budget or depth == 0:
-                self.notes_out.append(
-                    f"{drawn} nodes exceed the budget of {budget}: module calls deeper than "
-                    f"{depth} are drawn as boxes ({count} nodes; --depth or --max-nodes to "
-                    "change, --focus MODULE to open one)")
-                return candidate
-        self.notes_out.append(f"{drawn} nodes exceed the budget of {budget}, but the model has "
-                              "no module calls to collapse: drawing all of them")
-        return collapsed
+            if count <= budget:  # depth alone fits; shallower levels only draw less
+                if best is None or rank + (count,) > best[0]:
+                    best = (rank + (count,), count, depth, candidate, {}, {})
+                break
+            rolled, rolls, rolled_count = self._roll_up(candidate, count, budget)
+            if rolled_count <= budget and (best is None or rank + (rolled_count,) > best[0]):
+                best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
+            last = (None, rolled_count, depth, candidate, rolled, rolls)
+        if best is None:  # nothing fits: the fewest nodes there are
+            best = last
+        _, count, depth, candidate, self._rolled, self.rolls = best
+        self.notes_out.append(self._budget_note(drawn, budget, count, depth))
+        return candidate
+
+    def _budget_note(self, drawn: int, budget: int, count: int, depth: int | None) -> str:
+        did = []
+        if depth is not None:
+            did.append(f"module calls deeper than {depth} are drawn as boxes")
+        if self.rolls:
+            runs = []
+            for calls in list(self.rolls.values())[:2]:
+                first, last = self.blocks[calls[1]], self.blocks[calls[-2]]
+                runs.append(f"{self._call_name(first)} … {self._call_name(last)}, "
+                            f"{len(calls) - 2} × {self._call_type(first)}")
+            more = len(self.rolls) - len(runs)
+            n = len(self.rolls)
+            did.append(f"{n} run{'s' if n != 1 else ''} of repeated calls "
+                       f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
+                       + (f"; {more} more" if more else "") + ")")
+        if not did:
+            return (f"{drawn} nodes exceed the budget of {budget}, but the model has "
+                    "no module calls to collapse: drawing all of them")
+        over = ", still over the budget" if count > budget else ""
+        return (f"{drawn} nodes exceed the budget of {budget}: " + ", and ".join(did)
+                + f" ({count} nodes{over}; --depth or --max-nodes to change, "
+                  "--focus MODULE to open one)")
+
+    @staticmethod
+    def _call_name(info: dict) -> str:
+        return info.get("module") or info["label"]
+
+    @staticmethod
+    def _call_type(info: dict) -> str:
+        return info.get("class") or info["label"].rsplit(": ", 1)[-1]
+
+    # -- rolling up runs of repeated calls ---------------------------------------
+    def _call_nodes(self) -> dict[str, list[str]]:
+        """Call container id -> its IR nodes at any depth, in program order (once)."""
+        if not hasattr(self, "_calls_in"):
+            self._order = list(self.G)
+            self._pos = {n: i for i, n in enumerate(self._order)}
+            self._calls_in: dict[str, list[str]] = {}
+            for node in self._order:
+                block = self.G.nodes[node]["block"]
+                while block is not None:
+                    if self.blocks[block]["kind"] in CALL_KINDS:
+                        self._calls_in.setdefault(block, []).append(node)
+                    block = self.blocks[block]["parent"]
+        return self._calls_in
+
+    def _runs(self) -> list[list[str]]:
+        """Runs of repeated calls: at least :data:`MIN_ROLL_RUN` call containers with the
+        same parent, consecutive in program order, of the same kind, type and method and
+        with the same number of ops; between two calls of a run only nodes of the parent,
+        the same kinds in every gap (a transformer's tuple unpacking between layers).
+        The focused call and its ancestors end a run. Program order; computed once."""
+        if hasattr(self, "_runs_found"):
+            return self._runs_found
+        inside = self._call_nodes()
+        G, pos, order = self.G, self._pos, self._order
+        never: set[str] = set()
+        if self.opt.focus:
+            for cid, info in self.blocks.items():
+                if info["kind"] in CALL_KINDS and info.get("module") == self.opt.focus:
+                    never.update(self._chain(cid))
+        siblings: dict[str, list[str]] = {}
+        for cid in inside:  # calls that ran no operation have no place: never rolled
+            siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
+
+        def signature(cid: str) -> tuple:
+            info = self.blocks[cid]
+            ops = sum(1 for n in inside[cid] if not is_folded(G.nodes[n]))
+            return (info["kind"], info.get("qualified_type") or info["label"],
+                    info.get("method"), ops)
+
+        runs: list[list[str]] = []
+        for parent, calls in siblings.items():
+            calls.sort(key=lambda c: pos[inside[c][0]])
+            run: list[str] = []
+            run_sig = gap_sig = None
+            for cid in calls + [None]:
+                sig = signature(cid) if cid is not None else None
+                if run and cid is not None and cid not in never and sig == run_sig:
+                    gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
+                    if all(G.nodes[n]["block"] == parent for n in gap):
+                        kinds = tuple(G.nodes[n]["kind"] for n in gap
+                                      if not is_folded(G.nodes[n]))
+                        if len(run) == 1 or kinds == gap_sig:
+                            run.append(cid)
+                            gap_sig = kinds
+                            continue
+                if len(run) >= MIN_ROLL_RUN:
+                    runs.append(run)
+                run = [cid] if cid is not None and cid not in never else []
+                run_sig, gap_sig = sig, None
+        runs.sort(key=lambda r: pos[inside[r[0]][0]])
+        self._runs_found = runs
+        return runs
+
+    def _roll_up(self, collapsed: dict[str, str], count: int,
+                 budget: int) -> tuple[dict[str, str], dict[str, list[str]], int]:
+        """Roll up runs (:meth:`_runs`) whose parent is drawn open, longest first, runs of
+        the same length together (ten stages of 100 blocks look alike), until the
+        picture fits ``budget``. In a rolled run the first and the last call stay as
+        they are; every node of the calls between (and of the parent between them) is
+        represented by the node ``roll:<first rolled cid>``.
+
+        Returns IR node -> roll node, roll node -> the run's calls, and the drawn count.
+        """
+        inside = self._call_nodes()
+        runs = [r for r in self._runs() if self.blocks[r[0]]["parent"] not in collapsed]
+        runs.sort(key=lambda r: -len(r))  # stable: program order among equal lengths
+        rolled: dict[str, str] = {}
+        rolls: dict[str, list[str]] = {}
+        i = 0
+        while count > budget and i < len(runs):
+            length = len(runs[i])
+            while i < len(runs) and len(runs[i]) == length:
+                run = runs[i]
+                i += 1
+                start, end = inside[run[1]][0], inside[run[-2]][-1]
+                if start in rolled:  # inside a call an outer run already rolled
+                    continue
+                rid = f"roll:{run[1]}"
+                parent = self.blocks[run[0]]["parent"]
+                for node in self._order[self._pos[start]:self._pos[end] + 1]:
+                    data = self.G.nodes[node]
+                    if data["block"] != parent or not is_folded(data):
+                        rolled[node] = rid  # an inner run rolled before is swallowed
+                rolls[rid] = run
+            count = self._drawn_count(collapsed, rolled)
+        live = set(rolled.values())
+        return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
 
     def _representative(self, node: str) -> str | None:
+        roll = self._rolled.get(node)
+        if roll is not None:
+            return roll
         data = self.G.nodes[node]
         box = self.collapsed.get(data["block"])
         if box is not None:
             return f"box:{box}"
-        if data.get("hidden"):
+        if is_folded(data):
             return None
         return node
 
@@ -239,6 +416,8 @@ class _DotWriter:
     # -- labels ------------------------------------------------------------------
     def _const_text(self, node: str) -> str:
         data = self.G.nodes[node]
+        if "irviz.shape_expr" in data:
+            return data["irviz.shape_expr"]
         if data["kind"] == "prim::Constant":
             return data["label"]
         if data["kind"] == "prim::GetAttr":
@@ -280,6 +459,9 @@ class _DotWriter:
         elif kind == "prim::Loop":
             trip = data.get("trip_count")
             title = "loop"
+            count = data["inputs"][0] if data["inputs"] else []
+            if len(count) == 1 and count[0] in self.G and self.rep[count[0]] is None:
+                trip = self._const_text(count[0])   # e.g. xs.size(0), folded
             if trip is not None:
                 rows.append(f"trip count: {trip}")
         elif kind in ("prim::fork", "prim::awaitable"):
@@ -406,6 +588,10 @@ class _DotWriter:
             info = self.blocks[child]
             if info.get("owner") is not None:
                 continue
+            if child in self._roll_middles():  # drawn once, as the run's roll node
+                if f"roll:{child}" in self.rolls:
+                    self._emit_roll(f"roll:{child}", indent)
+                continue
             if child in self.collapsed and self.collapsed[child] == child:
                 self._emit_box(child, indent)
             elif child not in self.collapsed:
@@ -441,8 +627,8 @@ class _DotWriter:
                 if r is not None and r.startswith("box:"):
                     self._box_members.setdefault(r, []).append(n)
         members = self._box_members.get(f"box:{cid}", [])
-        ops = sum(1 for n in members if not self.G.nodes[n].get("hidden"))
-        shown = [n for n in members if not self.G.nodes[n].get("hidden")]
+        ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
+        shown = [n for n in members if not is_folded(self.G.nodes[n])]
         last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
         shape = format_shape(last_out[0]) if last_out else None  # what the call returns
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>",
@@ -462,6 +648,65 @@ class _DotWriter:
             attrs.update(CRITICAL)
             attrs["class"] += " irviz-critical"
         self.lines.append(f"{indent}{_q('box:' + cid)} {_attrs(attrs)};")
+
+    def _roll_middles(self) -> set[str]:
+        """The call containers drawn as a roll node (the middles of the rolled runs)."""
+        if not hasattr(self, "_middles"):
+            self._middles = {c for calls in self.rolls.values() for c in calls[1:-1]}
+        return self._middles
+
+    def _emit_roll(self, rid: str, indent: str) -> None:
+        """The calls between the first and the last of a run of repeated calls, as one
+        node: their paths, how many, what the last one returns (see :meth:`_roll_up`)."""
+        calls = self.rolls[rid]
+        first, last = self.blocks[calls[0]], self.blocks[calls[-1]]
+        middle = [self.blocks[c] for c in calls[1:-1]]
+        inside = self._call_nodes()
+        if not hasattr(self, "_roll_members"):
+            self._roll_members: dict[str, list[str]] = {}
+            for n, r in self.rep.items():
+                if r is not None and r.startswith("roll:"):
+                    self._roll_members.setdefault(r, []).append(n)
+        members = self._roll_members.get(rid, [])
+        ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
+        shown = [n for n in inside[calls[-2]] if not is_folded(self.G.nodes[n])]
+        last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
+        shape = format_shape(last_out[0]) if last_out else None  # what the last one returns
+        kind = self._call_type(first)
+        names = [self._call_name(info) for info in middle]
+        head = f"{names[0]} … {names[-1]}"
+        rows = [f"<B>{_h(_truncate(head, 60))}</B>",
+                f'<FONT POINT-SIZE="9" COLOR="#455a64">'
+                f'{_h(_truncate(f"{kind} × {len(names)} (same as {self._call_name(first)})", 60))}'
+                "</FONT>",
+                f'<FONT POINT-SIZE="9" COLOR="#455a64">{ops} op{"s" if ops != 1 else ""}'
+                + (f" → {_h(shape)}" if shape else "") + "</FONT>"]
+        label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
+        tooltip = [f"{len(names)} repeated calls of {kind} rolled up "
+                   f"(type: {first.get('qualified_type') or first['label']})",
+                   f"between {self._call_name(first)} and {self._call_name(last)}, "
+                   "drawn before and after",
+                   f"{ops} operations inside, {ops // max(len(names), 1)} per call"]
+        if middle[0].get("user_source"):
+            tooltip.append(f"called at: {self._loc(middle[0]['user_source'])}")
+        line = "calls:"
+        for name in names:  # the paths, a line at a time
+            if len(line) + len(name) > 120:
+                tooltip.append(line)
+                line = " "
+            line += f" {name}"
+        tooltip.append(line)
+        tooltip += self._badge_tooltip(rid)
+        attrs = dict(NODE_STYLE["rolled"])
+        attrs.update(label=label, tooltip=_tip(tooltip), id=f"irviz:{rid}",
+                     **{"class": "irviz-module irviz-rolled"})
+        if any(self.G.nodes[n].get("irviz.critical") for n in members):
+            attrs.update(CRITICAL)
+            attrs["class"] += " irviz-critical"
+        if rid in self.badges:
+            attrs.update(color="#c62828", penwidth="2.4")
+            attrs["class"] += " irviz-finding"
+        self.lines.append(f"{indent}{_q(rid)} {_attrs(attrs)};")
 
     def _cluster_head(self, cid: str, kind: str, label: str, tooltip: str, indent: str,
                       frozen: bool = False) -> None:
@@ -601,6 +846,10 @@ class _DotWriter:
     def _ghost_label(self, rep: str) -> str:
         if rep.startswith("box:"):
             return self.blocks[rep[4:]]["label"]
+        if rep.startswith("roll:"):
+            calls = self.rolls[rep]
+            return (f"{self._call_name(self.blocks[calls[1]])} … "
+                    f"{self._call_name(self.blocks[calls[-2]])}")
         return self.G.nodes[rep]["label"]
 
 
@@ -619,14 +868,18 @@ class DotResult:
     #: decisions the user should hear about (e.g. the budget collapsed modules)
     notes: list[str]
     drawn_nodes: int
+    #: runs of repeated calls drawn as one node: "roll:<cid>" -> the run's call container
+    #: ids (the first and the last are drawn on their own, the others are the roll node)
+    rolls: dict[str, list[str]] = field(default_factory=dict)
 
 
 def build_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> DotResult:
     """DOT source plus what the writer decided; deterministic for the same input."""
-    writer = _DotWriter(G, options or RenderOptions())
-    text = writer.emit()
+    with gc_paused():
+        writer = _DotWriter(G, options or RenderOptions())
+        text = writer.emit()
     drawn = len({r for r in writer.rep.values() if r is not None})
-    return DotResult(text, writer.notes_out, drawn)
+    return DotResult(text, writer.notes_out, drawn, writer.rolls)
 
 
 def to_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> str:

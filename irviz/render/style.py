@@ -23,6 +23,9 @@ NODE_STYLE = {
                 "color": "#e8590c"},
     "module":  {"shape": "box3d", "style": "filled", "fillcolor": "#dbe9f6",
                 "color": "#1f5f99"},
+    # a run of repeated module calls rolled into one node: the module box, border doubled
+    "rolled":  {"shape": "box3d", "style": "filled", "fillcolor": "#dbe9f6",
+                "color": "#1f5f99", "peripheries": "2"},
     "call":    {"shape": "box", "style": "rounded,filled,dashed", "fillcolor": "#eeeeee",
                 "color": "#607d8b"},
     "empty":   {"shape": "plaintext", "style": "", "fillcolor": "", "color": "#9e9e9e"},
