@@ -258,3 +258,14 @@ def test_budget_rolls_a_flat_stack_of_1667_blocks():
     [roll] = view.rolls
     assert len(view.rolls[roll]) == 1667 and "Block × 1665 (same as blocks.0)" in dot
     assert _edge_ends(dot) <= ids
+
+
+def test_an_empty_library_call_is_not_a_stray_box():
+    from pathlib import Path
+    spec = str(Path(__file__).parent / "models" / "shape_math.py") + ":Skip"
+    view = one(spec, "trace")
+    dot = view.dot()
+    assert "shortcut: Identity" not in dot and "body: Linear" in dot   # nothing recorded
+    assert view.drawn_nodes == 4   # x, the Linear box, add, return
+    expanded = view.dot(expand_library=True)   # opened, it says so
+    assert "shortcut: Identity" in expanded and "no operations recorded" in expanded

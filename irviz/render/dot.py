@@ -103,6 +103,7 @@ class _DotWriter:
         self.root_dir = options.source_root or (
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self.notes_out: list[str] = []  # what the writer decided, for the user's stderr
+        self.skipped_boxes: set[str] = set()   # empty library calls, not drawn
         #: runs of repeated calls drawn as one node: "roll:<first rolled cid>" -> the run's
         #: call container ids (first and last drawn); IR node -> its roll node
         self.rolls: dict[str, list[str]] = {}
@@ -629,6 +630,11 @@ class _DotWriter:
         members = self._box_members.get(f"box:{cid}", [])
         ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
         shown = [n for n in members if not is_folded(self.G.nodes[n])]
+        if not shown and self._is_library(info) and f"box:{cid}" not in self.badges:
+            # e.g. a traced nn.Identity: nothing recorded, no edges; drawn, it is a stray box
+            # at the top of its cluster that pushes the layout into a staircase (ResNet-18)
+            self.skipped_boxes.add(f"box:{cid}")
+            return
         last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
         shape = format_shape(last_out[0]) if last_out else None  # what the call returns
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>",
@@ -878,7 +884,7 @@ def build_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> DotResult:
     with gc_paused():
         writer = _DotWriter(G, options or RenderOptions())
         text = writer.emit()
-    drawn = len({r for r in writer.rep.values() if r is not None})
+    drawn = len({r for r in writer.rep.values() if r is not None} - writer.skipped_boxes)
     return DotResult(text, writer.notes_out, drawn, writer.rolls)
 
 

@@ -30,3 +30,18 @@ class ScaleBySize(torch.nn.Module):
 example_inputs = {"Heads": lambda: (torch.rand(2, 3, 8),),
                   "SizeGate": lambda: (torch.rand(3, 4),),
                   "ScaleBySize": lambda: (torch.rand(2, 5),)}
+
+
+class Skip(torch.nn.Module):
+    """A residual block whose shortcut is an nn.Identity: traced, it records nothing."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = torch.nn.Linear(4, 4)
+        self.shortcut = torch.nn.Identity()
+
+    def forward(self, x):
+        return self.body(x) + self.shortcut(x)
+
+
+example_inputs["Skip"] = lambda: (torch.rand(2, 4),)
