@@ -179,10 +179,15 @@ def main() -> None:
               help="Also expand torch.nn modules (drawn as one box by default).")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Drawn-node budget: larger graphs have their deepest module calls drawn as "
-                   "boxes until they fit (0: no budget; --depth overrides).")
+                   "boxes, and runs of 4 or more identical calls (a layer stack) rolled "
+                   "into one node, until they fit (0: no budget; --depth overrides).")
 @click.option("--focus", metavar="MODULE",
               help="Draw this module (path like encoder.layer.3) expanded and every other "
                    "module call as a box.")
+@click.option("--max-pages", type=click.IntRange(min=0), default=40, show_default=True,
+              help="--format html: besides the overview, a page (the module expanded) for "
+                   "each collapsed call of a user module, calls of the same structure sharing "
+                   "one; at most N distinct pages (0: the overview only).")
 @click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
 @click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
               show_default=True,
@@ -192,8 +197,8 @@ def main() -> None:
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_isolation_options
-def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, focus, verbose,
-           engine, with_lint, quiet, debug, isolate, timeout, memory_limit):
+def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, focus, max_pages,
+           verbose, engine, with_lint, quiet, debug, isolate, timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
@@ -201,7 +206,8 @@ def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, 
     """
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     code = _render(target, output, fmt, mode, inputs, depth, expand_library, engine,
-                   quiet, debug, with_lint, max_nodes=max_nodes, focus=focus, verbose=verbose)
+                   quiet, debug, with_lint, max_nodes=max_nodes, focus=focus, verbose=verbose,
+                   max_pages=max_pages)
     sys.stdout.flush()
     sys.stderr.flush()
     sys.exit(code)
@@ -231,7 +237,7 @@ def _linted_view(api, tgt, mode, inputs, options):
 
 
 def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, quiet, debug,
-            with_lint=False, max_nodes=1000, focus=None, verbose=False):
+            with_lint=False, max_nodes=1000, focus=None, verbose=False, max_pages=40):
     def say(text: str) -> None:
         if not quiet:
             click.echo(text, err=True)
@@ -291,11 +297,16 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
                 for note in view.render_notes:
                     say(f"note: {tgt.spec}: {note}")
                 if fmt == "html":
-                    from .render.html import viewer_page
+                    from .render.html import module_pages, viewer_page
 
+                    with stages.stage("module pages"):
+                        pages = module_pages(view, engine=engine, findings=view.options.findings,
+                                             max_pages=max_pages, overview=dot_text)
+                    if pages.calls:
+                        say(f"note: {tgt.spec}: {pages.summary()}")
                     with stages.stage(f"layout and viewer ({view.drawn_nodes} nodes, {engine})"):
                         data = viewer_page(view, findings=view.options.findings,
-                                           engine=engine).encode("utf-8")
+                                           engine=engine, pages=pages).encode("utf-8")
                 elif fmt == "svg":
                     with stages.stage(f"layout ({view.drawn_nodes} nodes, {engine})"):
                         with warnings.catch_warnings(record=True) as caught:

@@ -8,7 +8,8 @@ from html.parser import HTMLParser
 import pytest
 
 from conftest import ROOT, one
-from irviz.render.html import VIEWER_DIR, node_details, svg_ids, viewer_fragment, viewer_page
+from irviz.render.html import (VIEWER_DIR, module_pages, node_details, svg_ids,
+                               viewer_fragment, viewer_page)
 
 SEEDS = ["decision_gate.py:MyCell", "my_cell.py:MyCell", "rnn_loop.py:WrapRNN",
          "fork_basics.py:example", "lstm_ensemble.py:LSTMEnsemble"]
@@ -127,7 +128,116 @@ def test_hostile_strings_stay_inert():
 def test_static_files():
     js = (VIEWER_DIR / "viewer.js").read_text(encoding="utf-8")
     css = (VIEWER_DIR / "viewer.css").read_text(encoding="utf-8")
-    assert len(js.splitlines()) < 320
+    assert len(js.splitlines()) < 420
     assert "innerHTML" not in js and "eval(" not in js and "fetch(" not in js
     assert "prefers-color-scheme: dark" in css and 'html[data-theme="dark"]' in css
     assert 'body[data-theme="dark"]' in css
+
+
+# -- module pages ---------------------------------------------------------------------
+NESTED = str(ROOT / "tests" / "models" / "nested_pages.py")
+
+
+def _templates(page: str) -> dict[str, tuple[str, dict]]:
+    """page key -> (its SVG, its JSON data), from the <template> elements."""
+    out = {}
+    for key, body in re.findall(r'<template class="irviz-page" data-page="([^"]*)">(.*?)</template>',
+                                page, re.S):
+        [blob] = re.findall(r'<script type="application/json" class="irviz-data">(.*?)</script>',
+                            body, re.S)
+        out[key] = (body, json.loads(blob))
+    return out
+
+
+def _manifest(page: str) -> dict:
+    [blob] = re.findall(r'<script type="application/json" class="irviz-pages">(.*?)</script>',
+                        page, re.S)
+    return json.loads(blob)
+
+
+@pytest.mark.parametrize("mode", ["script", "trace"])
+def test_module_pages_one_per_collapsed_user_call(mode):
+    view = one(f"{NESTED}:Net", mode)
+    view.options.depth = 1
+    blocks = view.graph.graph["blocks"]
+    page = viewer_page(view, engine="dot")
+    book, templates = _manifest(page), _templates(page)
+    overview = page.split("<template", 1)[0]
+    # every user module call boxed in the overview has a page; library boxes have none
+    boxed = {blocks[i[4:]]["module"]: blocks[i[4:]] for i in svg_ids(overview)
+             if i.startswith("box:")}
+    assert {"out", "encoder.layers.0.norm"} & set(boxed) == {"out"}  # norm is inside a box
+    assert set(book["modules"]) == {m for m, info in boxed.items()
+                                    if "torch.nn" not in info["qualified_type"]}
+    assert set(book["modules"]) == {f"encoder.layers.{i}" for i in range(4)} | {
+        "encoder.final", "head.pool"}
+    # the four identical layers share the first one's page
+    pages = {p["module"]: key for key, p in book["pages"].items()}
+    assert set(pages) == {"encoder.layers.0", "encoder.final", "head.pool"}
+    assert set(templates) == set(book["pages"])
+    for i in range(1, 4):
+        assert book["modules"][f"encoder.layers.{i}"] == {"page": pages["encoder.layers.0"],
+                                                          "same_as": "encoder.layers.0"}
+    assert book["pages"][pages["encoder.layers.0"]]["same"] == [
+        f"encoder.layers.{i}" for i in range(1, 4)]
+    # a page draws its module expanded: its cluster and its own ops (not the library's)
+    cid = next(c for c, info in blocks.items() if info.get("module") == "encoder.layers.0")
+    svg, data = templates[pages["encoder.layers.0"]]
+    ids = svg_ids(svg)
+    assert f"cluster:{cid}" in ids and f"box:{cid}" not in ids and f"box:{cid}" in svg_ids(overview)
+    kinds = {d["kind"] for k, d in data.items() if k.startswith(cid + "/")}
+    assert {"aten::softmax", "aten::mul", "aten::add"} <= kinds
+    assert "aten::softmax" not in {d["kind"] for d in json.loads(_parse(overview).data[0]).values()}
+    # each page's data: only the ids drawn on it
+    for svg, data in templates.values():
+        assert data and set(data) <= svg_ids(svg)
+    assert 'class="irviz-page"' in page and "double-click a module box" in page
+
+
+def test_module_pages_cap_and_budget():
+    view = one(f"{NESTED}:Net")
+    view.options.depth = 1
+    pages = module_pages(view, engine="dot", max_pages=1)
+    assert [p.module for p in pages.pages] == ["encoder.layers.0"]
+    assert pages.skipped == 2 and pages.calls == 6
+    for path in ("encoder.final", "head.pool"):
+        note = pages.modules[path]["note"]
+        assert pages.modules[path]["page"] is None and f"--focus {path}" in note
+    assert "2 more not rendered" in pages.summary()
+    assert module_pages(view, engine="dot", max_pages=0).pages == []
+    # no depth, a tiny budget: the overview boxes encoder and head; encoder's page alone is
+    # over the budget, so its layers are boxes there - and get pages of their own
+    view.options.depth, view.options.max_nodes = None, 6
+    view.dot()
+    notes = view.render_notes
+    pages = module_pages(view, engine="dot")
+    assert [p.module for p in pages.pages] == ["encoder", "head", "encoder.layers.0",
+                                               "encoder.final", "head.pool"]
+    assert pages.calls == 2
+    encoder = pages.pages[0]
+    assert "alone exceeds the budget" in encoder.svg
+    assert view.render_notes == notes  # the overview's notes, not a page's
+
+
+def test_module_pages_hostile_names():
+    view = one(f"{NESTED}:Hostile")
+    view.options.depth = 0
+    page = viewer_page(view, engine="dot")
+    parsed = _parse(page)
+    assert "<script>alert" not in page and "javascript:alert(1)" in page  # as text only
+    scripts = re.findall(r"<script[^>]*>", page)
+    # irviz's own scripts only: the overview's data, the page index, each page's data, JS
+    assert scripts.count("<script>") == 1
+    assert all(s == "<script>" or 'type="application/json"' in s for s in scripts)
+    book = _manifest(page)
+    modules = set(book["modules"])
+    assert modules == {"d.</script><script>alert(1)</script>", 'd."];x->y[label="',
+                       "d.javascript:alert(1)"}
+    for blob in [b for b in parsed.data]:
+        assert "<" not in blob and "</script" not in blob.lower()
+    assert not re.search(r"\son[a-z]+=", page)
+    templates = _templates(page)
+    assert len(templates) == 3
+    for svg, data in templates.values():
+        assert "<script" not in svg.split('<script type="application/json"')[0]
+        assert {d.get("module") for d in data.values()} & modules

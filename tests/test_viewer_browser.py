@@ -127,3 +127,83 @@ def test_viewer_in_chromium(browser, pages, tmp_path, spec, query, expect):
     SHOTS.mkdir(parents=True, exist_ok=True)
     for shot in shots:
         shutil.copy(shot, SHOTS / shot.name)
+
+
+def test_module_pages_in_chromium(browser, tmp_path):
+    """Double-click a module box: its page; the breadcrumb, back/forward and the URL hash."""
+    from irviz.render.html import viewer_page
+
+    view = one(str(ROOT / "tests" / "models" / "nested_pages.py") + ":Net")
+    view.options.depth = 1
+    path = tmp_path / "nested.html"
+    path.write_text(viewer_page(view, engine="dot"), encoding="utf-8")
+    blocks = view.graph.graph["blocks"]
+    cid = {info.get("module"): c for c, info in blocks.items()}
+
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(path.as_uri())
+    page.wait_for_selector(".irviz-viewer[data-irviz-ready]")
+    canvas_ids = "() => [...document.querySelectorAll('.irviz-canvas g')].map(g => g.id)"
+    assert page.text_content(".irviz-crumbs .irviz-trail") == "overview"
+    assert "3 module pages" in page.text_content(".irviz-index summary")
+
+    # a double-click on the box of encoder.layers.2 opens the page it shares with layers.0
+    box = f'[id="irviz:box:{cid["encoder.layers.2"]}"]'
+    page.dblclick(box, force=True)
+    page.wait_for_function("location.hash.startsWith('#module=')")
+    assert page.evaluate("location.hash") == "#module=encoder.layers.2"
+    trail = page.text_content(".irviz-crumbs .irviz-trail")
+    assert trail.startswith("overview › encoder.layers.2")
+    assert "same structure as encoder.layers.0" in trail
+    ids = page.evaluate(canvas_ids)
+    assert f"irviz:cluster:{cid['encoder.layers.0']}" in ids
+    assert f"irviz:box:{cid['encoder.layers.2']}" in ids      # drawn as a box around it
+    assert page.locator(".irviz-canvas svg").count() == 1
+    # search and details work on the module page
+    page.fill(".irviz-search", "softmax")
+    assert page.locator("g.node.irviz-hit").count() >= 1
+    page.press(".irviz-search", "Enter")
+    assert "aten::softmax" in page.text_content(".irviz-details")
+    page.fill(".irviz-search", "")
+
+    # the breadcrumb goes back to the overview; the browser's back and forward too
+    page.click(".irviz-crumbs a:text('overview')")
+    page.wait_for_function("!location.hash.startsWith('#module=')")
+    assert f"irviz:box:{cid['encoder.layers.2']}" in page.evaluate(canvas_ids)
+    assert page.text_content(".irviz-crumbs .irviz-trail") == "overview"
+    page.go_back()
+    page.wait_for_function("location.hash === '#module=encoder.layers.2'")
+    assert f"irviz:cluster:{cid['encoder.layers.0']}" in page.evaluate(canvas_ids)
+    page.go_forward()
+    page.wait_for_function("!location.hash.startsWith('#module=')")
+    assert f"irviz:cluster:{cid['encoder.layers.0']}" not in page.evaluate(canvas_ids)
+
+    # the "Open module page" button of a box's details, and the page index
+    page.click(f'[id="irviz:box:{cid["head.pool"]}"]', force=True)
+    page.click(".irviz-details button.irviz-open")
+    page.wait_for_function("location.hash === '#module=head.pool'")
+    assert f"irviz:cluster:{cid['head.pool']}" in page.evaluate(canvas_ids)
+    page.click(".irviz-index summary")
+    page.click(".irviz-index a:text('encoder.final')")
+    page.wait_for_function("location.hash === '#module=encoder.final'")
+    assert f"irviz:cluster:{cid['encoder.final']}" in page.evaluate(canvas_ids)
+    # a library box has no page
+    page.goto(path.as_uri())
+    page.wait_for_selector(".irviz-viewer[data-irviz-ready]")
+    page.dblclick(f'[id="irviz:box:{cid["out"]}"]', force=True)
+    assert page.evaluate("location.hash") == ""
+    # a link to a page opens it directly (a fresh load)
+    linked = context.new_page()
+    linked.on("pageerror", lambda e: errors.append(str(e)))
+    linked.goto(path.as_uri() + "#module=head.pool")
+    linked.wait_for_selector(".irviz-viewer[data-irviz-ready]")
+    assert f"irviz:cluster:{cid['head.pool']}" in linked.evaluate(canvas_ids)
+    assert linked.text_content(".irviz-crumbs .irviz-trail") == "overview › head.pool"
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    linked.screenshot(path=str(SHOTS / "nested.module-page.png"))
+    assert not errors, errors
+    context.close()

@@ -103,13 +103,13 @@ class _DotWriter:
         self.root_dir = options.source_root or (
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self.notes_out: list[str] = []  # what the writer decided, for the user's stderr
-        self.skipped_boxes: set[str] = set()   # empty library calls, not drawn
         #: runs of repeated calls drawn as one node: "roll:<first rolled cid>" -> the run's
         #: call container ids (first and last drawn); IR node -> its roll node
         self.rolls: dict[str, list[str]] = {}
         self._rolled: dict[str, str] = {}
         self.collapsed = self._choose_collapse()
         self.rep = {n: self._representative(n) for n in G}
+        self._drop_empty_library_boxes()
         self.badges, self.unplaced = self._place_findings()
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
@@ -371,6 +371,20 @@ class _DotWriter:
         live = set(rolled.values())
         return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
 
+    def _drop_empty_library_boxes(self) -> None:
+        """A collapsed library call that recorded no operation (a traced ``nn.Identity``)
+        has no edges; drawn, it is a stray box at the top of its cluster that pushes the
+        layout into a staircase (ResNet-18). Its folded constants are not drawn either."""
+        has_op: dict[str, bool] = {}
+        for node, rep in self.rep.items():
+            if rep is not None and rep.startswith("box:"):
+                has_op[rep] = has_op.get(rep, False) or not is_folded(self.G.nodes[node])
+        self.skipped_boxes = {rep for rep, any_op in has_op.items()
+                              if not any_op and self._is_library(self.blocks[rep[4:]])}
+        for node, rep in self.rep.items():
+            if rep in self.skipped_boxes:
+                self.rep[node] = None
+
     def _representative(self, node: str) -> str | None:
         roll = self._rolled.get(node)
         if roll is not None:
@@ -630,10 +644,7 @@ class _DotWriter:
         members = self._box_members.get(f"box:{cid}", [])
         ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
         shown = [n for n in members if not is_folded(self.G.nodes[n])]
-        if not shown and self._is_library(info) and f"box:{cid}" not in self.badges:
-            # e.g. a traced nn.Identity: nothing recorded, no edges; drawn, it is a stray box
-            # at the top of its cluster that pushes the layout into a staircase (ResNet-18)
-            self.skipped_boxes.add(f"box:{cid}")
+        if f"box:{cid}" in self.skipped_boxes:
             return
         last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
         shape = format_shape(last_out[0]) if last_out else None  # what the call returns
@@ -884,7 +895,7 @@ def build_dot(G: nx.DiGraph, options: RenderOptions | None = None) -> DotResult:
     with gc_paused():
         writer = _DotWriter(G, options or RenderOptions())
         text = writer.emit()
-    drawn = len({r for r in writer.rep.values() if r is not None} - writer.skipped_boxes)
+    drawn = len({r for r in writer.rep.values() if r is not None})
     return DotResult(text, writer.notes_out, drawn, writer.rolls)
 
 

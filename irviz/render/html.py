@@ -2,6 +2,10 @@
 collapsible module clusters, in one self-contained page (no network, works from
 ``file://``), or as a fragment for the Sphinx extension.
 
+The standalone page also holds module pages (:func:`module_pages`): the graph drawn with
+``focus`` on each collapsed user module call of the overview, one page per distinct
+structure, as inert ``<template>`` elements that the script swaps in (``#module=PATH``).
+
 The page is plain data plus two static files, ``viewer/viewer.js`` and
 ``viewer/viewer.css`` (:data:`VIEWER_DIR`): the Sphinx extension copies them to
 ``_static``; :func:`viewer_page` inlines them. Every string from the model reaches the
@@ -15,6 +19,9 @@ import hashlib
 import html
 import os
 import re
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 from urllib.parse import quote
 
@@ -23,7 +30,8 @@ from ..ir.model import CALL_KINDS, format_shape
 from ..ir.source import source_line, split_location
 from .escape import json_dumps, xml_text
 
-__all__ = ["VIEWER_DIR", "node_details", "svg_ids", "viewer_fragment", "viewer_page"]
+__all__ = ["MAX_PAGES", "VIEWER_DIR", "ModulePages", "module_pages", "node_details", "svg_ids",
+           "viewer_fragment", "viewer_page"]
 
 #: the viewer's static files (viewer.js, viewer.css)
 VIEWER_DIR = Path(__file__).resolve().parent / "viewer"
@@ -31,6 +39,11 @@ VIEWER_DIR = Path(__file__).resolve().parent / "viewer"
 _SVG_ID = re.compile(r'\bid="irviz:([^"]*)"')
 _SVG_START = re.compile(r"<svg\b")
 _SVG_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
+_DOT_BOX = re.compile(r'\bid="irviz:box:([^"\\]*)"')
+_MANGLE = re.compile(r"___torch_mangle_\d+\.")
+
+#: distinct module pages one viewer gets at most: each is one more Graphviz layout
+MAX_PAGES = 40
 
 
 # -- details -------------------------------------------------------------------------
@@ -168,7 +181,203 @@ def node_details(view, findings: list[dict] | None = None,
                  "findings": findings_at(info.get("user_source")), "fork": None}
         details[f"box:{cid}"] = entry
         details[f"cluster:{cid}"] = {**entry, "collapsible": True}
+    for rid, calls in (getattr(view, "rolls", None) or {}).items():  # runs rolled by dot()
+        rolled = [blocks[c] for c in calls[1:-1] if c in blocks]
+        if not rolled:
+            continue
+        names = [b.get("module") or b.get("label") for b in rolled]
+        entry = details.get(f"box:{calls[1]}", {})
+        details[rid] = {**entry, "kind": f"{len(names)} repeated calls, rolled up",
+                        "label": f"{names[0]} … {names[-1]}",
+                        "ops": sum(members.get(c, 0) for c in calls[1:-1]),
+                        # a search for blocks.500 finds the roll node
+                        "contains": names + list(entry.get("contains", [])),
+                        "scope": ", ".join(names[:20]) + (" …" if len(names) > 20 else ""),
+                        "collapsible": False}
     return details
+
+
+# -- module pages --------------------------------------------------------------------
+@dataclass
+class ModulePage:
+    """One module drawn expanded (``focus``), its surroundings as boxes."""
+
+    key: str                 # "p1", "p2"... (the page's id in the HTML)
+    module: str              # module path drawn expanded
+    svg: str
+    label: str               # the call's label, e.g. "encoder.layer.0: BertLayer"
+    ops: int
+    cid: str                 # its (first) call container: the page opens zoomed to it
+    same: list[str] = field(default_factory=list)  # other paths of the same structure
+
+
+@dataclass
+class ModulePages:
+    """The pages a viewer gets besides its overview: one per distinct collapsed user
+    module call of the overview."""
+
+    pages: list[ModulePage] = field(default_factory=list)
+    #: module path -> {"page": key, "same_as": path or None} or {"note": why no page}
+    modules: dict[str, dict] = field(default_factory=dict)
+    #: user module calls the overview draws as boxes; distinct structures left without a
+    #: page by the cap (``limit``)
+    calls: int = 0
+    skipped: int = 0
+    limit: int = MAX_PAGES
+    seconds: float = 0.0
+
+    def manifest(self) -> dict:
+        return {"pages": {p.key: {"module": p.module, "label": p.label, "ops": p.ops,
+                                  "class": p.label.removeprefix(f"{p.module}: "),
+                                  "cluster": f"cluster:{p.cid}", "same": p.same}
+                          for p in self.pages},
+                "modules": self.modules}
+
+    def summary(self) -> str:
+        n = len(self.pages)
+        text = (f"viewer: {n} module page{'s' if n != 1 else ''} ({self.calls} user module "
+                f"call{'s' if self.calls != 1 else ''} collapsed in the overview; "
+                f"{self.seconds:.2f} s)")
+        if self.skipped:
+            text += (f"; {self.skipped} more not rendered (--max-pages {self.limit}): "
+                     "--focus MODULE draws one")
+        return text
+
+
+def _structure(G, blocks: dict, cids: set[str]) -> dict[str, tuple]:
+    """call container -> (class, method, kinds of the drawn ops inside in program order):
+    calls with equal keys are drawn the same way."""
+    kinds: dict[str, list[str]] = {cid: [] for cid in cids}
+    for _, data in G.nodes(data=True):
+        if data.get("hidden"):
+            continue
+        block = data.get("block")
+        while block is not None and block in blocks:
+            if block in kinds:
+                kinds[block].append(data["kind"])
+            block = blocks[block]["parent"]
+    out = {}
+    for cid in cids:
+        info = blocks[cid]
+        cls = _MANGLE.sub("", info.get("qualified_type") or info.get("class") or info["label"])
+        out[cid] = (cls, info.get("method"), tuple(kinds[cid]))
+    return out
+
+
+def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = None,
+                 max_pages: int = MAX_PAGES, overview: str | None = None) -> ModulePages:
+    """The module pages of ``view``'s overview: each collapsed call of a user module (not a
+    torch.nn library module, unless ``expand_library``) gets the graph drawn with
+    ``focus=<its path>``, within the same node budget; the user modules such a page still
+    draws as boxes inside its module get pages too (breadth first). Calls of the same class
+    with the same ops share the first one's page; past ``max_pages`` distinct pages, a
+    module gets a note instead (each page is one more Graphviz layout). ``overview``: the
+    overview's DOT, when already made with the same options."""
+    from ..errors import RenderError
+    from . import engines
+    from .dot import is_library_call
+
+    started = time.perf_counter()
+    result = ModulePages(limit=max_pages)
+    if max_pages <= 0:
+        return result
+    G = view.graph
+    blocks = G.graph.get("blocks", {})
+    overrides = {"findings": list(findings)} if findings is not None else {}
+
+    def boxes(dot_text: str, inside: str | None = None) -> list[tuple[str, str]]:
+        """(module path, call container) of the user module calls drawn as boxes."""
+        out = []
+        for cid in _DOT_BOX.findall(dot_text):
+            info = blocks.get(cid)
+            if (info is None or info["kind"] != "method" or not info.get("module")
+                    or (is_library_call(info) and not view.options.expand_library)
+                    or (inside is not None and not info["module"].startswith(inside + "."))):
+                continue
+            out.append((info["module"], cid))
+        return out
+
+    # what dot() leaves on the view describes the overview: kept as it was
+    saved = {k: getattr(view, k) for k in ("render_notes", "drawn_nodes", "rolls")
+             if hasattr(view, k)}
+    try:
+        queue = boxes(overview if overview is not None else view.dot(**overrides))
+        result.calls = len(queue)
+        if not queue:
+            return result
+        shape = _structure(G, blocks, {c for c, i in blocks.items() if i["kind"] == "method"})
+        first: dict[tuple, str] = {}   # structure -> the path whose page shows it
+        drawn: list[tuple[str, str]] = []
+        texts: list[str] = []
+        for path, cid in queue:        # grows: the boxes inside each page drawn
+            if path in result.modules:
+                continue
+            key = shape[cid]
+            if key in first:
+                result.modules[path] = {"page": None, "same_as": first[key]}
+                continue
+            first[key] = path
+            if len(drawn) < max_pages:
+                drawn.append((path, cid))
+                texts.append(_page_dot(view, path, overrides))
+                result.modules[path] = {"page": None, "same_as": None}
+                queue.extend(boxes(texts[-1], inside=path))
+            else:
+                result.skipped += 1
+                result.modules[path] = {"page": None, "note": (
+                    f"not rendered (the viewer draws at most {max_pages} module pages): "
+                    f"irviz render --focus {path} draws it")}
+    finally:
+        for key, value in saved.items():
+            setattr(view, key, value)
+
+    def layout(text: str) -> str | RenderError:
+        try:
+            return engines.render(text, "svg", engine).decode("utf-8")
+        except RenderError as exc:  # one page Graphviz fails on must not lose the rest
+            return exc
+
+    jobs = max(1, min(len(texts), os.cpu_count() or 1, 8))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        svgs = list(pool.map(layout, texts))
+    pages: dict[str, ModulePage] = {}
+    for (path, cid), svg in zip(drawn, svgs):
+        entry = result.modules[path]
+        if isinstance(svg, RenderError):
+            entry.update(page=None, note=f"could not be drawn: {svg}")
+            continue
+        ops = len(shape[cid][2])
+        page = ModulePage(f"p{len(result.pages) + 1}", path, svg, blocks[cid]["label"], ops, cid)
+        entry["page"] = page.key
+        pages[path] = page
+        result.pages.append(page)
+    for path, entry in result.modules.items():
+        if entry.get("same_as"):
+            owner = pages.get(entry["same_as"])
+            if owner is None:
+                entry.update(note=result.modules[entry["same_as"]].get("note"))
+            else:
+                entry["page"] = owner.key
+                owner.same.append(path)
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _page_dot(view, path: str, overrides: dict) -> str:
+    """DOT of ``path`` drawn expanded, within the budget. When the budget would box the
+    module itself, its own calls are boxed instead (``depth`` = its depth)."""
+    blocks = view.graph.graph["blocks"]
+    title = f"{view.title()} › {path}"
+    text = view.dot(focus=path, depth=None, title=title, **overrides)
+    hits = [cid for cid, info in blocks.items()
+            if info["kind"] in CALL_KINDS and info.get("module") == path]
+    if not any(f'id="irviz:box:{cid}"' in text for cid in hits):
+        return text
+    depth = min(blocks[cid]["depth"] for cid in hits)
+    note = (f"{path} alone exceeds the budget of {view.options.max_nodes} nodes: "
+            "the modules it calls are drawn as boxes")
+    return view.dot(focus=path, depth=depth, title=title, notes=view.notes() + [note],
+                    **overrides)
 
 
 # -- HTML ----------------------------------------------------------------------------
@@ -198,13 +407,35 @@ def svg_ids(svg: str) -> set[str]:
     return {html.unescape(m) for m in _SVG_ID.findall(svg)}
 
 
-def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str) -> str:
-    """One viewer: toolbar, the inline SVG, the details panel and the details as JSON
-    (only the entries whose id is in the SVG). No inline handlers: viewer.js wires it."""
-    inline = _inline_svg(svg)
+def _page_data(inline: str, details: dict) -> str:
+    """The JSON block of one SVG: only the details of the ids drawn in it."""
     ids = svg_ids(inline)
     data = {key: value for key, value in details.items() if key in ids}
+    return f'<script type="application/json" class="irviz-data">{_json_for_script(data)}</script>'
+
+
+def _templates(pages: ModulePages, details: dict) -> str:
+    """The module pages: their index as JSON, each page's SVG and data in an inert
+    ``<template>`` that viewer.js swaps into the canvas when the page is opened."""
+    out = [f'<script type="application/json" class="irviz-pages">'
+           f'{_json_for_script(pages.manifest())}</script>\n']
+    for page in pages.pages:
+        inline = _inline_svg(page.svg)
+        out.append(f'<template class="irviz-page" data-page="{xml_text(page.key)}">\n{inline}\n'
+                   f'{_page_data(inline, details)}</template>\n')
+    return "".join(out)
+
+
+def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
+                    pages: ModulePages | None = None) -> str:
+    """One viewer: toolbar, the inline SVG, the details panel and the details as JSON
+    (only the entries whose id is in the SVG), plus the module ``pages`` if any. No
+    inline handlers: viewer.js wires it."""
+    inline = _inline_svg(svg)
     t = xml_text(title)
+    hint = ("Click a node for its details; click a module title to fold it"
+            + ("; double-click a module box to open its page. " if pages and pages.pages
+               else ". ") + "Drag to pan, wheel to zoom.")
     return (
         f'<div class="irviz-viewer" id="{xml_text(uid)}" data-irviz-version="{__version__}" '
         f'data-title="{t}">\n'
@@ -219,11 +450,11 @@ def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str) ->
         '<span class="irviz-count" aria-live="polite"></span></div>\n'
         '<div class="irviz-body"><div class="irviz-canvas">\n'
         f'{inline}\n</div>\n'
-        '<aside class="irviz-details" aria-live="polite"><p class="irviz-hint">'
-        'Click a node for its details; click a module title to fold it. '
-        'Drag to pan, wheel to zoom.</p></aside></div>\n'
-        f'<script type="application/json" class="irviz-data">{_json_for_script(data)}</script>\n'
-        '</div>\n')
+        f'<aside class="irviz-details" aria-live="polite"><p class="irviz-hint">{hint}</p>'
+        '</aside></div>\n'
+        f'{_page_data(inline, details)}\n'
+        + (_templates(pages, details) if pages and pages.pages else "")
+        + '</div>\n')
 
 
 def _static(name: str) -> str:
@@ -231,10 +462,14 @@ def _static(name: str) -> str:
 
 
 def viewer_page(view, *, findings: list[dict] | None = None, source_url: str | None = None,
-                engine: str = "auto") -> str:
+                engine: str = "auto", max_pages: int = MAX_PAGES,
+                pages: ModulePages | None = None) -> str:
     """The standalone page: one viewer with its CSS and JS inlined, no network at all
-    (a Content-Security-Policy forbids every fetch)."""
+    (a Content-Security-Policy forbids every fetch). Besides the overview it holds the
+    :func:`module_pages` (``pages``, or computed with ``max_pages``; 0: none)."""
     overrides = {"findings": list(findings)} if findings is not None else {}
+    if pages is None:
+        pages = module_pages(view, engine=engine, findings=findings, max_pages=max_pages)
     svg = view.svg(engine, **overrides).decode("utf-8")
     details = node_details(view, findings, source_url)
     title = view.title()
@@ -252,5 +487,5 @@ def viewer_page(view, *, findings: list[dict] | None = None, source_url: str | N
         '<meta name="color-scheme" content="light dark">\n'
         f"<title>{xml_text(title)} · irviz</title>\n<style>\n{css}</style>\n</head>\n"
         '<body class="irviz-page">\n'
-        + viewer_fragment(svg, details, title=title, uid=uid)
+        + viewer_fragment(svg, details, title=title, uid=uid, pages=pages)
         + f"<script>{js}</script>\n</body>\n</html>\n")

@@ -11,7 +11,7 @@
     return t ? t.textContent.replace(/^ghost:\d+:/, "") : "";
   }
   function inside(key, cid) {  // is a node/cluster key drawn inside container cid?
-    key = key.replace(/^(box:|cluster:|ctl:)+/, "");
+    key = key.replace(/^(box:|cluster:|ctl:|roll:)+/, "");
     return key.indexOf(cid + "/") === 0;
   }
   function el(tag, cls, text) {
@@ -27,28 +27,68 @@
     } catch (e) { return null; }
   }
 
+  function json(script) { return script ? JSON.parse(script.textContent || "{}") : {}; }
+
   function Viewer(root) {
     this.root = root;
-    this.svg = root.querySelector(".irviz-canvas svg");
+    this.canvas = root.querySelector(".irviz-canvas");
     this.panel = root.querySelector(".irviz-details");
     this.count = root.querySelector(".irviz-count");
-    var data = root.querySelector("script.irviz-data");
-    this.details = data ? JSON.parse(data.textContent || "{}") : {};
-    if (!this.svg) return;
-    var vb = this.svg.viewBox.baseVal;
-    this.full = {x: vb.x, y: vb.y, w: vb.width || 1, h: vb.height || 1};
-    this.svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+    this.hint = this.panel.firstElementChild && this.panel.firstElementChild.cloneNode(true);
+    var svg = root.querySelector(".irviz-canvas svg");
+    if (!svg) return;
+    var book = root.querySelector("script.irviz-pages");  // module pages (standalone page)
+    this.book = book ? json(book) : null;
+    this.cache = {"": {svg: svg, details: json(root.querySelector("script.irviz-data"))}};
+    this.page = null;
+    this.wire();
+    if (this.book) this.wirePages();
+    else this.open("");
+  }
+
+  // -- pages: "" the overview, else a module page from its <template> -------------------
+  Viewer.prototype.unpack = function (key) {
+    var ts = this.root.querySelectorAll("template.irviz-page");
+    for (var i = 0; i < ts.length; i++) {
+      if (ts[i].getAttribute("data-page") !== key) continue;
+      var c = ts[i].content, svg = c.querySelector("svg");
+      if (!svg) return null;
+      this.cache[key] = {svg: document.importNode(svg, true), focus: this.book.pages[key].cluster,
+                         details: json(c.querySelector("script.irviz-data"))};
+      return this.cache[key];
+    }
+    return null;
+  };
+  Viewer.prototype.open = function (key) {
+    var p = this.cache[key] || this.unpack(key);
+    if (!p || this.page === key) return !!p;
+    var old = this.cache[this.page === null ? "" : this.page];
+    if (this.page !== null) {  // keep the page as it was left: view, folds
+      old.view = this.view; old.collapsed = this.collapsed;
+      if (this.selected) this.selected.classList.remove("irviz-selected");
+    }
+    if (old.svg !== p.svg) this.canvas.replaceChild(p.svg, old.svg);
+    this.page = key; this.svg = p.svg; this.details = p.details; this.selected = null;
+    if (!p.full) {
+      var vb = p.svg.viewBox.baseVal;
+      p.full = {x: vb.x, y: vb.y, w: vb.width || 1, h: vb.height || 1};
+      p.svg.setAttribute("preserveAspectRatio", "xMinYMin meet");
+    }
+    this.full = p.full;
     this.nodes = [];     // {g, key}
     this.clusters = [];  // {g, cid}
     this.edges = [];     // {g, a, b}
-    this.collapsed = {};
-    this.hits = [];
-    this.hitIndex = -1;
+    this.collapsed = p.collapsed || {};
     this.index();
-    this.wire();
     this.sizeCanvas();
-    this.reset();
-  }
+    if (p.view) this.setView(p.view.x, p.view.y, p.view.w);
+    else if (!this.fitTo(p.focus)) this.reset();
+    var input = this.root.querySelector(".irviz-search");
+    this.search(input ? input.value : "");
+    this.clear();
+    if (this.hint) this.panel.appendChild(this.hint.cloneNode(true));
+    return true;
+  };
 
   Viewer.prototype.index = function () {
     var self = this;
@@ -111,9 +151,22 @@
     this.setView(pt.x - w / 2, pt.y - h / 2, w);
   };
 
+  Viewer.prototype.fitTo = function (key) {  // zoom to the cluster of a module page's module
+    var g = null;
+    this.clusters.forEach(function (c) { if (!g && key && "cluster:" + c.cid === key) g = c.g; });
+    var m = g && g.getCTM(), root = this.svg.getCTM();
+    if (!m || !root) return false;
+    var b = g.getBBox(), t = root.inverse().multiply(m), a = this.svg.createSVGPoint(), z;
+    a.x = b.x; a.y = b.y; z = this.svg.createSVGPoint(); z.x = b.x + b.width; z.y = b.y + b.height;
+    a = a.matrixTransform(t); z = z.matrixTransform(t);
+    var w = Math.max(z.x - a.x, (z.y - a.y) / this.aspect(), this.svg.getBoundingClientRect().width / 1.4) * 1.04;
+    this.setView((a.x + z.x - w) / 2, a.y - w * 0.02, w);
+    return true;
+  };
+
   // -- events --------------------------------------------------------------------
-  Viewer.prototype.wire = function () {
-    var self = this, svg = this.svg, drag = null, moved = false;
+  Viewer.prototype.wire = function () {  // on the canvas: the svg in it changes with the page
+    var self = this, canvas = this.canvas, drag = null, moved = false;
     this.root.querySelector(".irviz-toolbar").addEventListener("click", function (e) {
       var b = e.target.closest("button[data-action]");
       if (!b) return;
@@ -123,32 +176,36 @@
       else if (a === "fit") self.fit();
       else if (a === "reset") self.reset();
     });
-    svg.addEventListener("wheel", function (e) {
+    canvas.addEventListener("wheel", function (e) {
       e.preventDefault();
       self.zoom(Math.pow(1.0015, -e.deltaY * (e.deltaMode === 1 ? 16 : 1)), e.clientX, e.clientY);
     }, {passive: false});
-    svg.addEventListener("pointerdown", function (e) {
+    canvas.addEventListener("pointerdown", function (e) {
       if (e.button !== 0) return;
       drag = {x: e.clientX, y: e.clientY, vx: self.view.x, vy: self.view.y, id: e.pointerId};
       moved = false;
     });
-    svg.addEventListener("pointermove", function (e) {
+    canvas.addEventListener("pointermove", function (e) {
       if (!drag) return;
       var dx = e.clientX - drag.x, dy = e.clientY - drag.y;
       if (!moved && Math.abs(dx) + Math.abs(dy) < 4) return;
-      if (!moved) { moved = true; svg.setPointerCapture(drag.id); svg.classList.add("irviz-dragging"); }
-      var s = self.view.w / (svg.getBoundingClientRect().width || 1);
+      if (!moved) { moved = true; canvas.setPointerCapture(drag.id); self.svg.classList.add("irviz-dragging"); }
+      var s = self.view.w / (self.svg.getBoundingClientRect().width || 1);
       self.setView(drag.vx - dx * s, drag.vy - dy * s, self.view.w);
     });
-    function end() { drag = null; svg.classList.remove("irviz-dragging"); }
-    svg.addEventListener("pointerup", end);
-    svg.addEventListener("pointercancel", end);
-    svg.addEventListener("click", function (e) {
+    function end() { drag = null; self.svg.classList.remove("irviz-dragging"); }
+    canvas.addEventListener("pointerup", end);
+    canvas.addEventListener("pointercancel", end);
+    canvas.addEventListener("click", function (e) {
       if (moved) { moved = false; return; }  // the end of a drag, not a click
       var c = e.target.closest("g.cluster.irviz-collapsible");
       if (c && e.target.closest("text")) { self.toggle(c.id.slice(14)); return; }
       var g = e.target.closest("g.node");
       if (g) self.select(g);
+    });
+    canvas.addEventListener("dblclick", function (e) {  // a module box: open its page
+      var g = e.target.closest("g.node"), d = g && self.details[keyOfNode(g)];
+      if (d && keyOfNode(g).indexOf("box:") === 0 && self.pageOf(d.module)) self.go(d.module);
     });
     var input = this.root.querySelector(".irviz-search");
     if (input) {
@@ -163,6 +220,62 @@
       });
     }
     window.addEventListener("resize", function () { self.setView(self.view.x, self.view.y, self.view.w); });
+  };
+
+  // -- module pages: #module=PATH in the URL, so back/forward and reload work ----------
+  Viewer.prototype.pageOf = function (module) {
+    var m = this.book && module ? this.book.modules[module] : null;
+    return m && m.page ? m : null;
+  };
+  Viewer.prototype.go = function (module) {
+    location.hash = module ? "module=" + encodeURIComponent(module) : "";
+  };
+  Viewer.prototype.wirePages = function () {
+    var self = this, bar = el("nav", "irviz-crumbs"), keys = Object.keys(this.book.pages);
+    bar.setAttribute("aria-label", "Pages");
+    this.crumbs = el("span", "irviz-trail");
+    bar.appendChild(this.crumbs);
+    var index = el("details", "irviz-index"), list = el("ol");
+    index.appendChild(el("summary", null, keys.length + " module page" + (keys.length === 1 ? "" : "s")));
+    keys.forEach(function (k) {
+      var p = self.book.pages[k], li = el("li"), a = el("a", null, p.module);
+      a.href = "#module=" + encodeURIComponent(p.module);
+      li.appendChild(a);
+      li.appendChild(el("span", "irviz-hint", " " + p["class"] + ", " + p.ops + " ops" +
+                        (p.same.length ? ", same as " + p.same.length + " more" : "")));
+      list.appendChild(li);
+    });
+    index.appendChild(list);
+    bar.appendChild(index);
+    index.addEventListener("click", function (e) { if (e.target.closest("a")) index.open = false; });
+    this.root.insertBefore(bar, this.root.querySelector(".irviz-body"));
+    window.addEventListener("hashchange", function () { self.route(); });
+    this.route();
+  };
+  Viewer.prototype.route = function () {
+    var h = location.hash.replace(/^#/, ""), module = null, m;
+    if (h.indexOf("module=") === 0) {
+      try { module = decodeURIComponent(h.slice(7)); } catch (e) { module = h.slice(7); }
+    }
+    m = this.pageOf(module);
+    if (!m || !this.open(m.page)) { this.open(""); m = null; }
+    var c = this.crumbs;
+    while (c.firstChild) c.removeChild(c.firstChild);
+    var home = el(m ? "a" : "strong", null, "overview");
+    if (m) home.href = "#";
+    c.appendChild(home);
+    if (!m && module === null) return;
+    var parts = module.split("."), i, up;
+    for (i = 1; i <= parts.length; i++) {  // the enclosing modules that have pages, then it
+      up = parts.slice(0, i).join(".");
+      if (i < parts.length && !this.pageOf(up)) continue;
+      c.appendChild(el("span", "irviz-sep", " › "));
+      var a = c.appendChild(el(i < parts.length ? "a" : "strong", null, up));
+      if (i < parts.length) a.href = "#module=" + encodeURIComponent(up);
+    }
+    var same = m && m.same_as, note = !m ? (this.book.modules[module] || {}).note || "no page for this module" :
+      same ? "same structure as " + same + ", whose page is shown" : "";
+    if (note) c.appendChild(el("span", "irviz-note", note));
   };
 
   // -- search --------------------------------------------------------------------
@@ -194,9 +307,12 @@
     var key = keyOfNode(g), d = this.details[key];
     this.show(key, d, g);
   };
+  Viewer.prototype.clear = function () {
+    while (this.panel.firstChild) this.panel.removeChild(this.panel.firstChild);
+  };
   Viewer.prototype.show = function (key, d, g) {
-    var p = this.panel;
-    while (p.firstChild) p.removeChild(p.firstChild);
+    var p = this.panel, self = this;
+    this.clear();
     if (!d) {
       var t = g && g.querySelector("text");
       p.appendChild(el("h3", null, t ? t.textContent : key));
@@ -204,6 +320,13 @@
       return;
     }
     p.appendChild(el("h3", null, d.label || key));
+    var mod = this.book && key.indexOf("box:") === 0 && d.module ? this.book.modules[d.module] : null;
+    if (mod && mod.page) {
+      var open = el("button", "irviz-open", "Open module page");
+      open.type = "button";
+      open.addEventListener("click", function () { self.go(d.module); });
+      p.appendChild(open);
+    } else if (mod && mod.note) p.appendChild(el("p", "irviz-hint", mod.note));
     var dl = el("dl");
     function row(name, value) {
       if (value === null || value === undefined || value === "" ||
