@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import re
 import sys
 import tempfile
 import time
@@ -313,12 +314,19 @@ def pictures(results: dict) -> None:
         if not entry.get("svg_file"):
             continue
         png = OUT / "png" / (Path(entry["svg_file"]).stem + ".png")
+        svg_file = ROOT / entry["svg_file"]
+        size = re.search(r'<svg[^>]*?width="([\d.]+)pt" height="([\d.]+)pt"',
+                         svg_file.read_text(errors="replace")[:4000])
+        full_px = [round(float(v) * 96 / 72) for v in size.groups()] if size else None
+        # librsvg draws at most 32767 px a side: a longer picture is drawn smaller
+        zoom = min(1.0, 32000 / max(full_px)) if full_px else 1.0
         try:
-            subprocess.run([rsvg, "-z", "1", "-o", str(png), str(ROOT / entry["svg_file"])],
+            subprocess.run([rsvg, "-z", f"{zoom:.3f}", "-o", str(png), str(svg_file)],
                            check=True, timeout=120, capture_output=True)
             with open(png, "rb") as fh:
                 w, h = struct.unpack(">II", fh.read(24)[16:24])
-            entry["png"] = {"file": f"benchmarks/out/png/{png.name}", "px": [w, h]}
+            entry["png"] = {"file": f"benchmarks/out/png/{png.name}",
+                            "px": full_px or [w, h], "zoom": zoom}
         except (OSError, subprocess.SubprocessError, struct.error) as exc:
             entry["png"] = {"error": error_text(exc)}
 
@@ -578,7 +586,9 @@ def render_md(res: dict, cmd: str) -> str:
         for mk, mode, png in pngs:
             if "px" in png:
                 w, h = png["px"]
-                L.append(f"| {mk} | {mode} | {w} × {h} | {h / 1080:.1f} |")
+                note = (f" (PNG file drawn at {png['zoom']:.0%}: librsvg's 32767 px limit)"
+                        if png.get("zoom", 1.0) < 1.0 else "")
+                L.append(f"| {mk} | {mode} | {w} × {h}{note} | {h / 1080:.1f} |")
             else:
                 L.append(f"| {mk} | {mode} | fails: `{png.get('error')}` | |")
         L.append("")

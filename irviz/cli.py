@@ -248,12 +248,14 @@ def _render(target, output, fmt, mode, inputs, depth, expand_library, engine, qu
         check_torch()
         from . import api
         from .files import write_atomic
+        from .perf import freeze_loaded_objects
         from .render import engines
         from .render.dot import RenderOptions
 
         if fmt in ("svg", "html"):
             engine = engines.resolve_engine(engine)
         loaded = api.load(target)
+        freeze_loaded_objects()   # measured: 10k-node model 7.5 -> 6.8 s, BERT 5.6 -> 4.8 s
         for name, reason in loaded.skipped:
             say(f"skipped {name}: {reason}")
         targets = loaded.targets
@@ -417,6 +419,8 @@ def _lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, 
                               dynamic_dims=list(dynamic_dims) or list(config.dynamic_dims),
                               no_exec=no_exec, select=_codes(select), ignore=_codes(ignore),
                               extend_select=_codes(extend_select), config=config)
+        from .perf import freeze_loaded_objects
+        freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
         with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
             result = run_lint(list(targets), options)
     except Exception as exc:  # noqa: BLE001
@@ -544,6 +548,8 @@ def _report(target, output, fmt, mode, inputs, measure, engine, quiet, debug, tr
         if fmt == "html":
             from .render import engines
             engine = engines.resolve_engine(engine)
+        from .perf import freeze_loaded_objects
+        freeze_loaded_objects()   # torch's own objects, before the model is built
         with contextlib.redirect_stdout(sys.stderr):  # the user's prints must not mix in
             views = api.visualize(target, mode, inputs)
         if not views:
