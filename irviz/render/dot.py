@@ -544,7 +544,7 @@ class _DotWriter:
         G = self.G
         out = self.lines
         out.append(f"digraph {_q(G.graph.get('name') or 'irviz')} {{")
-        out.append(f"  graph {_attrs({'rankdir': 'TB', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self._title_label(), 'tooltip': _tip([G.graph.get('name') or 'irviz'])})};")
+        out.append(f"  graph {_attrs({'rankdir': 'TB', 'ordering': 'out', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self._title_label(), 'tooltip': _tip([G.graph.get('name') or 'irviz'])})};")
         out.append(f"  node {_attrs({'fontname': FONT, 'fontsize': '11', 'margin': '0.12,0.04', 'height': '0.3'})};")
         out.append(f"  edge {_attrs({'fontname': FONT, 'fontsize': '9', 'arrowsize': '0.6'})};")
         self._emit_container("root", "  ")
