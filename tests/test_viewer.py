@@ -241,3 +241,19 @@ def test_module_pages_hostile_names():
     for svg, data in templates.values():
         assert "<script" not in svg.split('<script type="application/json"')[0]
         assert {d.get("module") for d in data.values()} & modules
+
+
+def test_module_pages_stop_at_the_node_budget_of_all_pages():
+    view = one(f"{NESTED}:Net")
+    view.options.depth = 1
+    every = module_pages(view, engine="dot")
+    assert len(every.pages) == 3
+    # a budget the first page already fills: one page, the rest get the size note
+    view.dot(focus="encoder.layers.0", depth=None)
+    first_page_nodes = view.drawn_nodes
+    few = module_pages(view, engine="dot", max_page_nodes=first_page_nodes)
+    assert [p.module for p in few.pages] == ["encoder.layers.0"]
+    assert few.skipped == 2
+    note = few.modules["head.pool"]["note"]
+    assert f"the pages already draw {first_page_nodes} nodes" in note
+    assert "--focus head.pool" in note

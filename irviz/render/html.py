@@ -26,7 +26,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__
-from ..ir.model import CALL_KINDS, format_shape
+from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .escape import json_dumps, xml_text
 
@@ -44,6 +44,8 @@ _MANGLE = re.compile(r"___torch_mangle_\d+\.")
 
 #: distinct module pages one viewer gets at most: each is one more Graphviz layout
 MAX_PAGES = 40
+#: drawn nodes of all module pages together (~2 KB of SVG each: keeps the file near 10 MB)
+MAX_PAGE_NODES = 5000
 
 
 # -- details -------------------------------------------------------------------------
@@ -149,11 +151,11 @@ def node_details(view, findings: list[dict] | None = None,
     for node, data in G.nodes(data=True):
         chain = data.get("block")
         while chain is not None and chain in blocks:  # op counts of every call around it
-            if blocks[chain]["kind"] in CALL_KINDS and not data.get("hidden"):
+            if blocks[chain]["kind"] in CALL_KINDS and not is_folded(data):
                 members[chain] = members.get(chain, 0) + 1
                 kinds.setdefault(chain, set()).add(data["kind"])
             chain = blocks[chain]["parent"]
-        if data.get("hidden"):
+        if is_folded(data):
             continue
         outputs = []
         for out in data.get("outputs", []):
@@ -249,7 +251,7 @@ def _structure(G, blocks: dict, cids: set[str]) -> dict[str, tuple]:
     calls with equal keys are drawn the same way."""
     kinds: dict[str, list[str]] = {cid: [] for cid in cids}
     for _, data in G.nodes(data=True):
-        if data.get("hidden"):
+        if is_folded(data):
             continue
         block = data.get("block")
         while block is not None and block in blocks:
@@ -265,13 +267,15 @@ def _structure(G, blocks: dict, cids: set[str]) -> dict[str, tuple]:
 
 
 def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = None,
-                 max_pages: int = MAX_PAGES, overview: str | None = None) -> ModulePages:
+                 max_pages: int = MAX_PAGES, overview: str | None = None,
+                 max_page_nodes: int = MAX_PAGE_NODES) -> ModulePages:
     """The module pages of ``view``'s overview: each collapsed call of a user module (not a
     torch.nn library module, unless ``expand_library``) gets the graph drawn with
     ``focus=<its path>``, within the same node budget; the user modules such a page still
     draws as boxes inside its module get pages too (breadth first). Calls of the same class
-    with the same ops share the first one's page; past ``max_pages`` distinct pages, a
-    module gets a note instead (each page is one more Graphviz layout). ``overview``: the
+    with the same ops share the first one's page; past ``max_pages`` distinct pages, or once
+    the pages draw ``max_page_nodes`` nodes in all, a module gets a note instead (each page
+    is one more Graphviz layout and ~2 KB of SVG per node). ``overview``: the
     overview's DOT, when already made with the same options."""
     from ..errors import RenderError
     from . import engines
@@ -307,6 +311,7 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
             return result
         shape = _structure(G, blocks, {c for c, i in blocks.items() if i["kind"] == "method"})
         first: dict[tuple, str] = {}   # structure -> the path whose page shows it
+        page_nodes = 0
         drawn: list[tuple[str, str]] = []
         texts: list[str] = []
         for path, cid in queue:        # grows: the boxes inside each page drawn
@@ -317,16 +322,20 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
                 result.modules[path] = {"page": None, "same_as": first[key]}
                 continue
             first[key] = path
-            if len(drawn) < max_pages:
+            if len(drawn) < max_pages and page_nodes < max_page_nodes:
                 drawn.append((path, cid))
                 texts.append(_page_dot(view, path, overrides))
+                page_nodes += view.drawn_nodes
                 result.modules[path] = {"page": None, "same_as": None}
                 queue.extend(boxes(texts[-1], inside=path))
             else:
                 result.skipped += 1
+                why = (f"the viewer draws at most {max_pages} module pages"
+                       if len(drawn) >= max_pages else
+                       f"the pages already draw {page_nodes} nodes; more would make the "
+                       "file too big to open")
                 result.modules[path] = {"page": None, "note": (
-                    f"not rendered (the viewer draws at most {max_pages} module pages): "
-                    f"irviz render --focus {path} draws it")}
+                    f"not rendered ({why}): irviz render --focus {path} draws it")}
     finally:
         for key, value in saved.items():
             setattr(view, key, value)
