@@ -8,6 +8,7 @@ from __future__ import annotations
 import ast
 import datetime
 import importlib.util
+import json
 import os
 import platform
 import re
@@ -215,43 +216,23 @@ def command_line(script: str, argv: list[str]) -> str:
     return " ".join([shown, script, *map(shlex.quote, argv)])
 
 
-class HostLoad:
-    """CPU time *other* processes used while a block ran, in CPUs (Linux; else None).
+def HostLoad() -> "OtherLoad":
+    """CPU time *other* processes used while a block ran, in CPUs (Linux; else None): irviz's
+    own meter, with this process's children (the tools' runs) counted as ours."""
+    from irviz.frontends.measure import OtherLoad
 
-    (host busy CPU time - this process's and its children's CPU time) / wall time:
-    on a 2-CPU machine, 1.0 means only one CPU was left for the benchmark.
-    """
+    return OtherLoad(include_children=True)
 
-    @staticmethod
-    def _ticks() -> tuple[int, int] | None:
-        try:
-            with open("/proc/stat", encoding="ascii") as fh:
-                fields = [int(v) for v in fh.readline().split()[1:]]
-        except (OSError, ValueError):
-            return None
-        idle = fields[3] + fields[4]
-        total = sum(fields[:8])
-        return total - idle, total
 
-    @staticmethod
-    def _own() -> float:
-        import resource
-        s = resource.getrusage(resource.RUSAGE_SELF)
-        c = resource.getrusage(resource.RUSAGE_CHILDREN)
-        return s.ru_utime + s.ru_stime + c.ru_utime + c.ru_stime
-
-    def __enter__(self) -> "HostLoad":
-        self.value = None
-        self._t, self._own0, self._w = self._ticks(), self._own(), time.perf_counter()
-        return self
-
-    def __exit__(self, *exc) -> None:
-        end = self._ticks()
-        wall = time.perf_counter() - self._w
-        if self._t is None or end is None or wall <= 0:
-            return
-        busy = (end[0] - self._t[0]) / os.sysconf("SC_CLK_TCK")
-        self.value = round(max(busy - (self._own() - self._own0), 0.0) / wall, 2)
+def write_results(name: str, results: dict, md: str, write: bool) -> None:
+    """``out/NAME.json`` and ``out/NAME.md``; and NAME's block of RESULTS.md unless ``write``
+    is false."""
+    OUT.mkdir(parents=True, exist_ok=True)
+    (OUT / f"{name}.json").write_text(json.dumps(results, indent=1, default=str))
+    (OUT / f"{name}.md").write_text(md)
+    if write:
+        splice(RESULTS_MD, name, md)
+    print(md)
 
 
 # -- child processes: wall time and peak RSS of exactly that process -----------------------

@@ -43,9 +43,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (OUT, RESULTS_MD, ROOT, HostLoad, command_line, error_text,  # noqa: E402
+from common import (OUT, ROOT, HostLoad, command_line, error_text,  # noqa: E402
                     facts_md, fmt_bytes, fmt_ratio, fmt_s, fmt_stat, load_spec, machine_facts,
-                    med, ratio, run_process, scrub, splice, summary, svg_facts, vm_hwm_kb)
+                    med, ratio, run_process, scrub, summary, svg_facts, vm_hwm_kb, write_results)
 
 
 @dataclass(frozen=True)
@@ -771,13 +771,7 @@ def main(argv: list[str] | None = None) -> int:
     results["elapsed_s"] = _now() - start
     import os
     results["load_end"] = [round(v, 2) for v in os.getloadavg()]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "harness.json").write_text(json.dumps(results, indent=1, default=str))
-    md = render_md(results, cmd)
-    (OUT / "harness.md").write_text(md)
-    if not args.no_write:
-        splice(RESULTS_MD, "harness", md)
-    print(md)
+    write_results("harness", results, render_md(results, cmd), write=not args.no_write)
     return 0
 
 

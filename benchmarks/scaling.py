@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (OUT, RESULTS_MD, HostLoad, command_line, facts_md, fmt_bytes,  # noqa: E402
+from common import (OUT, HostLoad, command_line, facts_md, fmt_bytes,  # noqa: E402
                     fmt_ratio, fmt_s, fmt_stat, machine_facts, med, ratio, run_process,
-                    scrub, splice, summary, svg_facts)
+                    scrub, summary, svg_facts, write_results)
 
 SIZES = (10, 30, 100, 300, 1000)
 BIG = 1667            # blocks: 6 IR nodes each + 2 -> 10,004 IR nodes
@@ -188,13 +188,7 @@ def main(argv: list[str] | None = None) -> int:
 
     result["elapsed_s"] = _now() - start
     result["load_end"] = [round(v, 2) for v in os.getloadavg()]
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "scaling.json").write_text(json.dumps(result, indent=1, default=str))
-    md = render_md(result)
-    (OUT / "scaling.md").write_text(md)
-    if not args.no_write:
-        splice(RESULTS_MD, "scaling", md)
-    print(md)
+    write_results("scaling", result, render_md(result), write=not args.no_write)
     return 0
 
 
