@@ -7,7 +7,7 @@ or at the filesystem root. Keys are kebab-case, as in ruff::
     [tool.irviz]
     select = ["IRV1", "IRV2"]
     ignore = ["IRV121"]
-    extend-select = ["IRV401"]
+    extend-select = ["IRV205"]
     per-file-ignores = { "tests/*" = ["IRV133"] }
     exclude = ["build/*"]
     dynamic-dims = ["x:0"]

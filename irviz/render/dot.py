@@ -109,6 +109,10 @@ class _DotWriter:
         self._rolled: dict[str, str] = {}
         self.collapsed = self._choose_collapse()
         self.rep = {n: self._representative(n) for n in G}
+        self._box_members: dict[str, list[str]] = {}   # "box:cid" -> its nodes, in order
+        for node, rep in self.rep.items():
+            if rep is not None and rep.startswith("box:"):
+                self._box_members.setdefault(rep, []).append(node)
         self._drop_empty_library_boxes()
         self.badges, self.unplaced = self._place_findings()
         self.lines: list[str] = []
@@ -375,14 +379,12 @@ class _DotWriter:
         """A collapsed library call that recorded no operation (a traced ``nn.Identity``)
         has no edges; drawn, it is a stray box at the top of its cluster that pushes the
         layout into a staircase (ResNet-18). Its folded constants are not drawn either."""
-        has_op: dict[str, bool] = {}
-        for node, rep in self.rep.items():
-            if rep is not None and rep.startswith("box:"):
-                has_op[rep] = has_op.get(rep, False) or not is_folded(self.G.nodes[node])
-        self.skipped_boxes = {rep for rep, any_op in has_op.items()
-                              if not any_op and self._is_library(self.blocks[rep[4:]])}
-        for node, rep in self.rep.items():
-            if rep in self.skipped_boxes:
+        self.skipped_boxes = {
+            box for box, members in self._box_members.items()
+            if self._is_library(self.blocks[box[4:]])
+            and all(is_folded(self.G.nodes[n]) for n in members)}
+        for box in self.skipped_boxes:
+            for node in self._box_members.pop(box):
                 self.rep[node] = None
 
     def _representative(self, node: str) -> str | None:
@@ -636,16 +638,11 @@ class _DotWriter:
 
     def _emit_box(self, cid: str, indent: str) -> None:
         info = self.blocks[cid]
-        if not hasattr(self, "_box_members"):
-            self._box_members: dict[str, list[str]] = {}
-            for n, r in self.rep.items():
-                if r is not None and r.startswith("box:"):
-                    self._box_members.setdefault(r, []).append(n)
-        members = self._box_members.get(f"box:{cid}", [])
-        ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
-        shown = [n for n in members if not is_folded(self.G.nodes[n])]
         if f"box:{cid}" in self.skipped_boxes:
             return
+        members = self._box_members.get(f"box:{cid}", [])
+        shown = [n for n in members if not is_folded(self.G.nodes[n])]
+        ops = len(shown)
         last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
         shape = format_shape(last_out[0]) if last_out else None  # what the call returns
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>",
