@@ -29,6 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import UsageError
+from .paths import display_path
 
 try:  # Python 3.11+
     import tomllib
@@ -78,26 +79,18 @@ class Config:
 
 
 
-def _shown(path) -> str:
-    """A path as messages show it: relative to the working directory when inside it."""
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return str(path)
-    return str(path) if rel.startswith("..") else rel
-
 def _read_toml(path: Path) -> dict:
     if tomllib is None:  # pragma: no cover - Python 3.10 without tomli
-        raise UsageError(f"cannot read {_shown(path)}: reading TOML needs Python 3.11+ or the "
+        raise UsageError(f"cannot read {display_path(path)}: reading TOML needs Python 3.11+ or the "
                          f"tomli package", hint="pip install tomli")
     try:
         with open(path, "rb") as f:
             return tomllib.load(f)
     except tomllib.TOMLDecodeError as exc:
-        raise UsageError(f"{_shown(path)} is not valid TOML: {exc}",
+        raise UsageError(f"{display_path(path)} is not valid TOML: {exc}",
                          hint="fix the file, or pass another one with --config") from None
     except OSError as exc:
-        raise UsageError(f"cannot read {_shown(path)}: {exc.strerror or exc}") from None
+        raise UsageError(f"cannot read {display_path(path)}: {exc.strerror or exc}") from None
 
 
 def _irviz_table(data: dict) -> dict | None:
@@ -128,7 +121,7 @@ def _type_name(value) -> str:
 
 
 def _wrong(path: Path, key: str, value, expected: str | None = None) -> UsageError:
-    return UsageError(f"`{key}` in [tool.irviz] of {_shown(path)} must be "
+    return UsageError(f"`{key}` in [tool.irviz] of {display_path(path)} must be "
                       f"{expected or KEYS[key]}, got {_type_name(value)}: {value!r}")
 
 
@@ -149,7 +142,7 @@ def _choice(path: Path, key: str, value, choices: tuple[str, ...]) -> str:
 
 def _parse(table: dict, path: Path) -> Config:
     if not isinstance(table, dict):
-        raise UsageError(f"[tool.irviz] in {_shown(path)} must be a table, got "
+        raise UsageError(f"[tool.irviz] in {display_path(path)} must be a table, got "
                          f"{_type_name(table)}")
     config = Config(source=path)
     for key, value in table.items():
@@ -158,7 +151,7 @@ def _parse(table: dict, path: Path) -> Config:
             hint = f"valid keys: {', '.join(sorted(KEYS))}"
             if close:
                 hint = f"did you mean `{close[0]}`? {hint}"
-            raise UsageError(f"unknown key `{key}` in [tool.irviz] of {_shown(path)}", hint=hint)
+            raise UsageError(f"unknown key `{key}` in [tool.irviz] of {display_path(path)}", hint=hint)
         if key in ("select", "ignore", "extend-select", "exclude", "dynamic-dims"):
             setattr(config, key.replace("-", "_"), _str_list(path, key, value))
         elif key == "per-file-ignores":
@@ -190,12 +183,12 @@ def load_config(start: Path | None = None, path: Path | None = None) -> Config:
     if path is not None:
         path = Path(path)
         if not path.is_file():
-            raise UsageError(f"config file {_shown(path)} does not exist",
+            raise UsageError(f"config file {display_path(path)} does not exist",
                              hint="pass the path of a pyproject.toml with a [tool.irviz] "
                                   "table")
         table = _irviz_table(_read_toml(path))
         if table is None:
-            raise UsageError(f"{_shown(path)} has no [tool.irviz] table",
+            raise UsageError(f"{display_path(path)} has no [tool.irviz] table",
                              hint="add one, or leave out --config to search for it")
         return _parse(table, path)
     found = find_config(Path(start) if start is not None else Path.cwd())

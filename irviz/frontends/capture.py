@@ -21,11 +21,10 @@ from typing import Any, Iterator
 import torch
 
 from ..errors import CaptureError, InputsError
-from .loader import Target, display_path
+from ..paths import display_path, is_inside, is_torch_file, torch_relative
+from .loader import Target
 
 MODES = ("script", "trace", "auto")
-
-_TORCH_DIR = os.path.dirname(torch.__file__)
 
 
 @dataclass(frozen=True)
@@ -71,7 +70,7 @@ class Capture:
 
 
 def _is_torch_frame(filename: str) -> bool:
-    return filename.startswith(_TORCH_DIR) or "<frozen" in filename
+    return is_torch_file(filename) or "<frozen" in filename
 
 
 def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None):
@@ -83,7 +82,7 @@ def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None):
             if frame.filename == wanted:
                 return frame
     for frame in reversed(stack):
-        if not _is_torch_frame(frame.filename) and not frame.filename.startswith(irviz_dir) \
+        if not _is_torch_frame(frame.filename) and not is_inside(frame.filename, irviz_dir) \
                 and "warnings.py" not in frame.filename:
             return frame
     return None
@@ -109,7 +108,7 @@ def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]
                 or "torch.jit" in str(message)):
             return
         in_user = not _is_torch_frame(filename)
-        origin = None if in_user else f"{os.path.relpath(filename, _TORCH_DIR)}:{lineno}"
+        origin = None if in_user else f"{torch_relative(filename)}:{lineno}"
         if not in_user or (user_file is not None and filename != str(user_file)):
             frame = _user_frame(traceback.extract_stack()[:-1], user_file)
             if frame is not None and frame.lineno is not None:

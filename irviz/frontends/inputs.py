@@ -50,7 +50,8 @@ from typing import Any
 import torch
 
 from irviz.errors import InputsError
-from irviz.frontends.loader import Target, display_path, quiet_torch_warnings, user_traceback
+from irviz.frontends.loader import Target, quiet_torch_warnings, user_traceback
+from irviz.paths import display_path
 
 __all__ = ["resolve_inputs"]
 

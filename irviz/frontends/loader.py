@@ -51,8 +51,9 @@ from typing import Any, Iterator
 import torch
 
 from irviz.errors import ModelLoadError
+from irviz.paths import display_path
 
-__all__ = ["Target", "LoadResult", "load", "display_path", "user_traceback",
+__all__ = ["Target", "LoadResult", "load", "user_traceback",
            "quiet_torch_warnings", "USER_TRACEBACK_HEADER"]
 
 USER_TRACEBACK_HEADER = "Traceback from your code (most recent call last):"
@@ -97,17 +98,6 @@ class LoadResult:
 
 
 # --------------------------------------------------------------------------- helpers
-
-
-def display_path(path: str | os.PathLike) -> str:
-    """``path`` relative to the current directory when it is inside it."""
-    p = Path(path)
-    try:
-        absolute = p if p.is_absolute() else Path.cwd() / p
-        rel = os.path.relpath(absolute, Path.cwd())
-    except ValueError:  # other drive on Windows
-        return str(p)
-    return str(absolute) if rel.startswith("..") else rel
 
 
 @contextmanager

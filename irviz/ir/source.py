@@ -14,7 +14,8 @@ import re
 
 import torch
 
-_TORCH_DIR = os.path.dirname(torch.__file__)
+from ..paths import is_torch_file
+
 #: the header of a scripted node's range; the path may hold quotes and newlines, so it
 #: ends at the first ``", line N`` that ends a line
 _SCRIPTED = re.compile(r'\s*File "(.+?)", line (\d+)(?:\n|\Z)', re.S)
@@ -23,7 +24,7 @@ _TRACED = re.compile(r"^(.+)\((\d+)\): ")
 
 def is_library_file(path: str) -> bool:
     """True for files of torch itself (where inlined library ops come from)."""
-    return path.startswith(_TORCH_DIR)
+    return is_torch_file(path)
 
 
 def node_locations(node: torch._C.Node) -> tuple[str | None, str | None]:

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import fnmatch
 import inspect
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -28,6 +27,7 @@ import torch
 from ..analyses.graph_diff import first_divergence, script_trace_divergence
 from ..analyses.pipeline import analysed_graph
 from ..config import Config, per_file_ignored
+from ..paths import display_path
 from ..errors import CaptureError, IrvizError, ModelLoadError
 from ..frontends.capture import Capture, capture
 from ..frontends.inputs import resolve_inputs
@@ -118,14 +118,6 @@ class LintResult:
     notes: list[str]
     suppressed: int
     runs: list[TargetRun]
-
-
-def display_path(path: str) -> str:
-    try:
-        rel = os.path.relpath(path)
-    except ValueError:
-        return path
-    return path if rel.startswith("..") else rel
 
 
 class _Findings:

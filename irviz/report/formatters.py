@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 from urllib.parse import quote
 
+from ..paths import display_path
 from .. import __version__
 from ..lint.diagnostic import Diagnostic
 from ..lint.registry import Rule, rule_markdown, rule_text, sections, summary
@@ -90,15 +91,8 @@ def _escape_property(text: str) -> str:
 
 
 def _display_path(path: str) -> str:
-    """The path relative to the working directory when it lies inside it, with forward
-    slashes; otherwise the path as given."""
-    try:
-        relative = os.path.relpath(path)
-    except ValueError:  # another drive on Windows
-        return path.replace(os.sep, "/")
-    if relative == os.pardir or relative.startswith(os.pardir + os.sep):
-        return path.replace(os.sep, "/")
-    return relative.replace(os.sep, "/")
+    """:func:`irviz.paths.display_path` with forward slashes (SARIF URIs, annotations)."""
+    return display_path(path).replace(os.sep, "/")
 
 
 def format_github(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),

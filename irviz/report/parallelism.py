@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
+from ..paths import display_path
 from .. import __version__
 from ..ir.source import short_location, split_location
 from ..render.escape import display, json_dumps, xml_text
@@ -25,13 +26,7 @@ def _site(location: str | None) -> dict | None:
     if not location:
         return None
     path, line, col = split_location(location)
-    try:
-        rel = os.path.relpath(path)
-        if not rel.startswith(".."):
-            path = rel
-    except ValueError:
-        pass
-    return {"path": path, "line": line, "column": col}
+    return {"path": display_path(path), "line": line, "column": col}
 
 
 def _where(G: nx.DiGraph, node: str) -> str | None:
