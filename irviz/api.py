@@ -1,111 +1,53 @@
-"""The Python API: the pipeline the CLI and the Sphinx extension are thin layers over.
+"""The Python API: draw any model from a notebook or a script.
 
 >>> import irviz
->>> [view] = irviz.visualize("samples/decision_gate.py:MyCell")   # doctest: +SKIP
+>>> [view] = irviz.visualize("samples/decision_gate.py:MyCell")      # doctest: +SKIP
+>>> [view] = irviz.visualize(MyCell(), mode="trace",
+...                          inputs=(torch.rand(3, 4), torch.rand(3, 4)))  # doctest: +SKIP
 >>> view.svg()          # bytes; in Jupyter the object shows itself as SVG
+
+Everything here goes through :class:`irviz.workspace.Workspace`, the same pipeline the
+CLI and the Sphinx extension use.
 """
 from __future__ import annotations
 
-from pathlib import Path
-from dataclasses import dataclass, field
-
 import networkx as nx
 
-from . import __version__
-from .analyses.pipeline import analysed_graph
 from .frontends.capture import Capture, capture
-from .frontends.inputs import resolve_inputs
-from .frontends.loader import LoadResult, Target, load
-from .render.dot import RenderOptions, build_dot
-from .render.escape import json_dumps
+from .frontends.loader import load
+from .render.dot import RenderOptions
+from .view import Visualization
+from .workspace import Workspace
 
-__all__ = ["Visualization", "load", "capture", "build", "visualize", "RenderOptions"]
-
-#: version of the node-link JSON layout written by ``--format json``
-JSON_SCHEMA_VERSION = 1
+__all__ = ["Visualization", "Workspace", "load", "capture", "build", "visualize",
+           "RenderOptions"]
 
 
 def build(cap: Capture) -> nx.DiGraph:
     """The IR graph of a capture, with every analysis's facts annotated on it."""
-    return analysed_graph(cap)
+    return Workspace().graph(cap)
 
 
-@dataclass
-class Visualization:
-    """One captured model: its capture, its annotated IR graph, and its renderings."""
+def visualize(model: object, mode: str = "script", inputs: object = None,
+              options: RenderOptions | None = None, *, lint: bool = False,
+              workspace: Workspace | None = None) -> list[Visualization]:
+    """Capture ``model`` and build its annotated graph; one Visualization per model.
 
-    capture: Capture
-    graph: nx.DiGraph
-    options: RenderOptions = field(default_factory=RenderOptions)
-    #: what the last ``dot()`` decided (e.g. modules collapsed to fit the node budget)
-    render_notes: list[str] = field(default_factory=list)
-    drawn_nodes: int = 0
-    #: the runs of repeated calls the last ``dot()`` rolled up (``DotResult.rolls``)
-    rolls: dict[str, list[str]] = field(default_factory=dict)
+    ``model`` is a spec string (``"model.py"``, ``"model.py:MyCell"``, ``"pkg.mod:NAME"``,
+    ``"archive.pt"``; see README: Targets) or a model object you built: an ``nn.Module``,
+    a ScriptModule, or a scripted or plain function. ``inputs`` is an expression string
+    (as ``--inputs``), a tensor, a tuple of tensors, or a dict of ``forward``'s
+    arguments by name; without it the model file's ``example_inputs`` are used.
+    ``lint=True`` draws the lint findings (the ``[tool.irviz]`` gate applies when the
+    workspace has a config).
+    """
+    ws = workspace or Workspace(inputs=inputs)
+    views = []
+    for target in ws.targets(model):
+        findings = None
+        if lint:
+            from .lint.gate import Gate
 
-    @property
-    def name(self) -> str:
-        return self.capture.name
-
-    def notes(self) -> list[str]:
-        """Remarks shown in the picture: fallbacks and what torch warned about."""
-        notes = list(self.capture.notes)
-        for w in self.capture.warnings:
-            if w.category == "TracerWarning" and w.origin is None:
-                loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
-                notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
-        return notes
-
-    def title(self) -> str:
-        """``decision_gate.py:MyCell`` (no directories: output must not depend on them)."""
-        target = self.capture.target
-        if target.kind == "archive" or target.source_file is None:
-            return Path(target.spec).name
-        return f"{Path(target.source_file).name}:{target.name}"
-
-    def dot(self, **overrides) -> str:
-        """DOT source (``overrides`` are :class:`RenderOptions` fields)."""
-        opts = RenderOptions(**{**self.options.__dict__, **overrides})
-        if not opts.notes:
-            opts.notes = self.notes()
-        if opts.title is None:
-            opts.title = self.title()
-        result = build_dot(self.graph, opts)
-        self.render_notes, self.drawn_nodes = result.notes, result.drawn_nodes
-        self.rolls = result.rolls
-        return result.text
-
-    def svg(self, engine: str = "auto", **overrides) -> bytes:
-        """SVG bytes, laid out by Graphviz (``engine``: auto, dot or wasm)."""
-        from .render import engines  # the wasm engine is loaded only when used
-
-        return engines.render(self.dot(**overrides), "svg", engine)
-
-    def node_link(self) -> dict:
-        """The IR graph in networkx's node-link format (plus irviz metadata)."""
-        data = nx.node_link_data(self.graph, edges="edges")
-        data["graph"] = {**data["graph"], "irviz_version": __version__,
-                         "schema_version": JSON_SCHEMA_VERSION}
-        return data
-
-    def json(self) -> str:
-        """The node-link JSON: every string as the model had it (see ``json_dumps``)."""
-        return json_dumps(self.node_link(), indent=1) + "\n"
-
-    def _repr_svg_(self) -> str:  # Jupyter
-        return self.svg().decode("utf-8")
-
-
-def visualize_target(target: Target, mode: str = "script", inputs: str | None = None,
-                     options: RenderOptions | None = None) -> Visualization:
-    """Capture one loaded target and build its graph."""
-    example = resolve_inputs(target, inputs)
-    cap = capture(target, mode, example)
-    return Visualization(cap, build(cap), options or RenderOptions())
-
-
-def visualize(spec: str, mode: str = "script", inputs: str | None = None,
-              options: RenderOptions | None = None) -> list[Visualization]:
-    """Load ``spec`` (see README: Targets) and visualize every model it names."""
-    result: LoadResult = load(spec)
-    return [visualize_target(t, mode, inputs, options) for t in result.targets]
+            findings = Gate.from_config(ws.config).apply(ws.lint(target).found).kept
+        views.append(ws.view(target, mode, options, findings=findings))
+    return views

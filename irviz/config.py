@@ -6,7 +6,7 @@ or at the filesystem root. Keys are kebab-case, as in ruff::
 
     [tool.irviz]
     select = ["IRV1", "IRV2"]
-    ignore = ["IRV121"]
+    ignore = ["IRV132"]
     extend-select = ["IRV205"]
     per-file-ignores = { "tests/*" = ["IRV133"] }
     exclude = ["build/*"]

@@ -364,30 +364,36 @@ def _segments(text: str) -> list:
 
 
 def _child_capture(req: dict) -> dict:
-    """The child's work: capture, render, and lint / report when asked."""
+    """The child's work: capture, render, and lint / report when asked, through the same
+    Workspace and lint gate as the CLI (``[tool.irviz]`` found from the model file)."""
     import torch
 
-    from . import api
-    from .cli import _linted_view
-    from .compat import check_torch
+    from .commands.common import start
+    from .config import load_config
     from .errors import UsageError
     from .render.dot import RenderOptions
+    from .workspace import Workspace
 
-    check_torch()
+    start()
     torch.manual_seed(0)   # random weights and inputs: the same picture on every build
-    loaded = api.load(req["target"])
-    if not loaded.targets:
+    model_file = Path(req["target"].split(":", 1)[0])
+    config = load_config(model_file.resolve().parent if model_file.exists() else None)
+    workspace = Workspace(inputs=req["inputs"], config=config)
+    targets = workspace.load(req["target"]).targets
+    if not targets:
         raise UsageError(f"{req['target']} names no model")
+    gate = None
+    if req["lint"]:
+        from .lint.gate import Gate
+
+        gate = Gate.from_config(config)
     options = RenderOptions(depth=req["depth"], max_nodes=req["max_nodes"] or None,
                             source_root=req["source_root"])
     views, out = [], []
-    for tgt in loaded.targets:
-        if req["lint"]:
-            view, found = _linted_view(api, tgt, req["mode"], req["inputs"], options)
-            findings = [d.to_dict() for d in found]
-        else:
-            view, findings = api.visualize_target(tgt, req["mode"], req["inputs"],
-                                                  options), []
+    for tgt in targets:
+        found = gate.apply(workspace.lint(tgt).found).kept if gate is not None else []
+        view = workspace.view(tgt, req["mode"], options, findings=found)
+        findings = [d.to_dict() for d in found]
         svg = view.svg().decode("utf-8")
         details = None
         if _viewer is not None:

@@ -14,6 +14,20 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
 GOLDENS = Path(__file__).resolve().parent / "goldens"
 
+#: irviz's own package directory: a frame in it means irviz showed its own traceback
+IRVIZ_PACKAGE = Path(__file__).resolve().parent.parent / "irviz"
+
+
+def shows_irviz_traceback(text: str) -> bool:
+    """True when ``text`` holds a traceback frame of irviz's own code (wherever the
+    checkout lives, also in a directory named ``irviz/``)."""
+    import irviz
+
+    package = Path(irviz.__file__).resolve().parent
+    return any(f'File "{p}{sep}' in text for p in {package, IRVIZ_PACKAGE}
+               for sep in ("/", "\\"))
+
+
 requires_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                   reason="Graphviz's dot binary is not installed")
 

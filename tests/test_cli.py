@@ -11,7 +11,7 @@ import torch
 from click.testing import CliRunner
 
 from irviz.cli import main
-from conftest import SAMPLES
+from conftest import SAMPLES, shows_irviz_traceback
 
 
 def run(*args, cwd=None):
@@ -30,7 +30,7 @@ def run(*args, cwd=None):
 def assert_user_error(result, *fragments):
     assert result.exit_code == 2, (result.exit_code, result.output, result.stderr)
     assert result.stderr.startswith("error: "), result.stderr
-    assert "irviz/" not in result.stderr, "no irviz traceback for a user mistake"
+    assert not shows_irviz_traceback(result.stderr), "no irviz traceback for a user mistake"
     for fragment in fragments:
         assert fragment in result.stderr, (fragment, result.stderr)
 

@@ -1,12 +1,14 @@
-"""Build a capture's IR graph and run every analysis on it, in dependency order.
+"""The analyses, in dependency order, and what each one needs first.
 
-The one place the order lives: render, report and lint all read the same facts, and the
-benchmarks time the same :data:`STEPS` one by one.
+The one place the order lives: render, report and lint all read the same facts (through
+:class:`irviz.workspace.Workspace`, which runs each step at most once per graph), and the
+benchmarks time the same :data:`STEPS` one by one. A caller asks for the facts it reads
+(``needs``); the steps those require run first, the others not at all.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Iterable
 
 import networkx as nx
 
@@ -27,6 +29,8 @@ class Step:
 
     name: str
     run: Callable[..., object]
+    #: the steps whose facts this one reads
+    requires: tuple[str, ...] = ()
     needs_capture: bool = False
     #: it runs the user's model, which may rely on the garbage collector
     runs_model: bool = False
@@ -37,9 +41,27 @@ STEPS: tuple[Step, ...] = (
     Step("frozen_control_flow", annotate_frozen_control_flow, needs_capture=True),
     Step("shape_arithmetic", annotate_shape_arithmetic),
     Step("runtime_shapes", annotate_runtime_shapes, needs_capture=True, runs_model=True),
-    Step("costs", annotate_costs),          # after the runtime shapes, which it needs
-    Step("parallelism", annotate_parallelism),   # after the costs
+    Step("costs", annotate_costs, requires=("runtime_shapes",)),
+    Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),
 )
+STEP_NAMES = tuple(step.name for step in STEPS)
+#: every step: what a picture or a report reads
+ALL = frozenset(STEP_NAMES)
+_BY_NAME = {step.name: step for step in STEPS}
+
+
+def closure(needs: Iterable[str]) -> list[Step]:
+    """The steps ``needs`` names plus what they require, in :data:`STEPS` order."""
+    wanted: set[str] = set()
+    todo = list(needs)
+    while todo:
+        name = todo.pop()
+        if name not in _BY_NAME:
+            raise ValueError(f"unknown analysis step {name!r}; known: {', '.join(STEP_NAMES)}")
+        if name not in wanted:
+            wanted.add(name)
+            todo.extend(_BY_NAME[name].requires)
+    return [step for step in STEPS if step.name in wanted]
 
 
 def run_step(step: Step, G: nx.DiGraph, cap: Capture) -> None:
@@ -57,9 +79,19 @@ def graph_of(cap: Capture) -> nx.DiGraph:
         return build_graph(cap)
 
 
+def annotate(G: nx.DiGraph, cap: Capture, needs: Iterable[str] = ALL,
+             done: set[str] | None = None) -> set[str]:
+    """Run the steps ``needs`` asks for that are not in ``done`` yet; return ``done``."""
+    done = set() if done is None else done
+    for step in closure(needs):
+        if step.name not in done:
+            run_step(step, G, cap)
+            done.add(step.name)
+    return done
+
+
 def analysed_graph(cap: Capture) -> nx.DiGraph:
     """The IR graph of ``cap`` with every analysis's facts annotated on it."""
     G = graph_of(cap)
-    for step in STEPS:
-        run_step(step, G, cap)
+    annotate(G, cap)
     return G

@@ -221,14 +221,55 @@ def _from_convention(target: Target) -> tuple | None:
         hint="see README: Example inputs")
 
 
-def resolve_inputs(target: Target, expr: str | None) -> tuple | None:
-    """Example inputs for ``target``: ``expr`` (``--inputs``) or the file's convention.
+def _from_keywords(target: Target, given: dict) -> tuple:
+    """A dict of keyword inputs as the positional tuple ``forward`` takes."""
+    obj = target.obj
+    fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
+    try:
+        params = [p for p in inspect.signature(fn).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        raise InputsError(f"{target.name} has no readable signature, so inputs given by "
+                          "name cannot be placed", hint="pass a tuple of tensors") from None
+    names = [p.name for p in params]
+    unknown = [k for k in given if k not in names]
+    if unknown:
+        raise InputsError(f"{target.name}'s forward() has no argument "
+                          f"{', '.join(map(repr, unknown))}",
+                          hint=f"its arguments are: {', '.join(names) or '(none)'}")
+    last = max(names.index(k) for k in given) if given else -1
+    gaps = [n for n in names[:last + 1] if n not in given]
+    if gaps:
+        raise InputsError(f"inputs by name must not leave out earlier arguments of "
+                          f"{target.name}'s forward(): {', '.join(gaps)} missing",
+                          hint="give them too, or pass a tuple of tensors")
+    value = tuple(given[n] for n in names[:last + 1])
+    try:
+        return _normalize(value)
+    except _NotTensors as exc:
+        raise InputsError(_not_tensors_message("the inputs", exc),
+                          hint="pass tensors (or nests of tensors)") from None
 
+
+def resolve_inputs(target: Target, given: object = None) -> tuple | None:
+    """Example inputs for ``target``: ``given`` or, without it, the file's convention.
+
+    ``given`` is the ``--inputs`` expression (a string), or, from the Python API, a
+    tensor, a tuple/list of tensors, or a dict of ``forward``'s arguments by name.
     Returns a tuple of positional inputs, or None when there are none.
     """
-    if expr is not None:
-        return _from_expression(target, expr)
+    if isinstance(given, str):
+        return _from_expression(target, given)
+    if isinstance(given, dict):
+        return _from_keywords(target, given)
+    if given is not None:
+        try:
+            return _normalize(given)
+        except _NotTensors as exc:
+            raise InputsError(_not_tensors_message("inputs", exc),
+                              hint="pass a tensor, a tuple of tensors, a dict of them by "
+                                   f"argument name, or an expression string such as "
+                                   f"{_EXAMPLE.split(' ', 1)[1]}") from None
     if target.kind == "archive":
         return None
     return _from_convention(target)
-

@@ -53,7 +53,7 @@ import torch
 from irviz.errors import ModelLoadError
 from irviz.paths import display_path
 
-__all__ = ["Target", "LoadResult", "load", "user_traceback",
+__all__ = ["Target", "LoadResult", "load", "target_of", "user_traceback",
            "quiet_torch_warnings", "USER_TRACEBACK_HEADER"]
 
 USER_TRACEBACK_HEADER = "Traceback from your code (most recent call last):"
@@ -815,3 +815,26 @@ def load(spec: str) -> LoadResult:
         if attr is None:
             return _load_all(module, location, location)
         return _load_one(module, attr, location, location, spec)
+
+
+def target_of(obj: object, name: str | None = None) -> Target:
+    """A model object the caller already built (``nn.Module``, ScriptModule,
+    ScriptFunction or plain function) as a Target, the way torchview's ``draw_graph``
+    takes a model: named after its class (or function), located by its defining module."""
+    kind = _model_kind(obj)
+    if kind is None and isinstance(obj, types.FunctionType):
+        kind = "function"
+    if kind is None:
+        raise ModelLoadError(f"{type(obj).__name__} is not a model irviz can capture",
+                             hint="pass an nn.Module, a ScriptModule, a scripted or plain "
+                                  "function, or a spec string such as model.py:MyCell")
+    if kind in ("function", "script_function"):
+        label = name or getattr(obj, "__name__", None) or getattr(obj, "name", "function")
+        module = sys.modules.get(getattr(obj, "__module__", None) or "")
+    else:
+        label = name or getattr(obj, "original_name", None) or type(obj).__name__
+        module = sys.modules.get(type(obj).__module__)
+    file = getattr(module, "__file__", None)
+    spec = f"{Path(file).name}:{label}" if file else label
+    return Target(name=label, obj=obj, kind=kind, spec=spec,
+                  source_file=Path(file) if file else None, user_module=module)

@@ -25,17 +25,16 @@ import networkx as nx
 import torch
 
 from ..analyses.graph_diff import first_divergence, script_trace_divergence
-from ..analyses.pipeline import analysed_graph
-from ..config import Config, per_file_ignored
+from ..config import Config
 from ..paths import display_path
 from ..errors import CaptureError, IrvizError, ModelLoadError
-from ..frontends.capture import Capture, capture
-from ..frontends.inputs import resolve_inputs
-from ..frontends.loader import Target, load
+from ..frontends.capture import Capture
+from ..frontends.loader import Target
 from ..frontends.retrace import parse_dynamic_dims, retrace
 from .diagnostic import Diagnostic
 from .registry import REGISTRY
-from .suppress import filter_suppressed
+from .gate import Gate
+from .run_report import RunReport
 
 #: source fact kind -> rule code
 FACT_CODES = {
@@ -73,9 +72,6 @@ HAZARD_CODES = {"wait-right-after-fork": "IRV201", "never-waited": "IRV202",
 #: tracer messages that torch itself says are fine for constant data: reported only where
 #: the source layer saw input-derived data going in
 CONFIRM_ONLY = {"IRV108"}
-#: a more specific finding on the same line makes IRV150 redundant
-EXPLAINS_DIVERGENCE = {"IRV101", "IRV102", "IRV103", "IRV104", "IRV105", "IRV106", "IRV109",
-                       "IRV131"}
 TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
                 "aten::alpha_dropout": "train", "aten::feature_alpha_dropout": "train",
                 "aten::batch_norm": "training", "aten::instance_norm": "use_input_stats",
@@ -88,36 +84,25 @@ MODES = ("both", "script", "trace")
 
 @dataclass
 class LintOptions:
+    """How to run the detection layers (selection is the gate's job, not theirs)."""
+
     mode: str = "both"
-    inputs: str | None = None
     dynamic_dims: list[str] = field(default_factory=list)
     no_exec: bool = False
-    select: list[str] | None = None
-    ignore: list[str] | None = None
-    extend_select: list[str] | None = None
-    config: Config | None = None
 
 
 @dataclass
 class TargetRun:
-    """What one model's lint run produced, kept for `irviz render --lint`."""
+    """What one model's lint run produced: its findings before the gate, and the
+    captures and graphs they came from (the workspace's, shared with the picture)."""
 
     target: Target
+    found: list[Diagnostic] = field(default_factory=list)
     script: Capture | None = None
     script_graph: nx.DiGraph | None = None
     trace: Capture | None = None
     trace_graph: nx.DiGraph | None = None
     notes: list[str] = field(default_factory=list)
-
-
-@dataclass
-class LintResult:
-    diagnostics: list[Diagnostic]
-    #: (spec, error) for what could not be linted at all (exit code 2)
-    errors: list[tuple[str, IrvizError]]
-    notes: list[str]
-    suppressed: int
-    runs: list[TargetRun]
 
 
 class _Findings:
@@ -315,7 +300,7 @@ def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
                         expr=item["code"] or _code_at(where))
 
 
-def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
+def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings) -> None:
     again = retrace(run.trace, dynamic)
     if again is None:
         return
@@ -323,7 +308,7 @@ def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
         run.notes.append(f"{run.target.spec}: re-trace skipped: {again.error}")
     forward = _forward_location(run.target)
     if again.capture is not None:
-        diff = first_divergence(run.trace_graph, analysed_graph(again.capture))
+        diff = first_divergence(run.trace_graph, workspace.graph(again.capture, needs=()))
         if diff is not None:
             where = _split(diff["source"]) or forward
             detail = (f"with {again.change} the trace has {diff['second']} where the first "
@@ -341,20 +326,26 @@ def _retrace_layer(run: TargetRun, dynamic: dict, findings: _Findings) -> None:
 
 # -- one model, many models ------------------------------------------------------------------
 
-def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic], TargetRun]:
-    """Every finding for one loaded model (before selection and suppression)."""
+#: what the lint layers read of a graph: fork regions and waits (IR layer), hazards
+_LINT_FACTS = ("fork_waits", "parallelism")
+
+
+def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
+    """Every finding for one loaded model (before the gate), from ``workspace``'s
+    captures and graphs."""
     findings = _Findings(target)
     run = TargetRun(target)
     if target.kind in ("module", "function"):  # already-scripted code is not traced
         _ast_layer(target, findings, run)
     if options.no_exec:
-        return list(findings.found.values()), run
-    inputs = resolve_inputs(target, options.inputs)
+        run.found = list(findings.found.values())
+        return run
+    inputs = workspace.inputs_for(target)
     script_error: CaptureError | None = None
     if options.mode in ("both", "script"):
         try:
-            run.script = capture(target, "script", inputs)
-            run.script_graph = analysed_graph(run.script)
+            run.script = workspace.capture(target, "script")
+            run.script_graph = workspace.graph(run.script, _LINT_FACTS)
         except CaptureError as exc:
             script_error = exc
     if options.mode in ("both", "trace") and target.kind != "archive":
@@ -363,8 +354,8 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
                              "script checks ran (see README: Example inputs)")
         else:
             try:
-                run.trace = capture(target, "trace", inputs)
-                run.trace_graph = analysed_graph(run.trace)
+                run.trace = workspace.capture(target, "trace")
+                run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
             except CaptureError as exc:
                 where = _split(_location_in(exc)) or _forward_location(target)
                 explained = any(code == "IRV141" for code, _, _ in findings.found)
@@ -382,12 +373,13 @@ def lint_target(target: Target, options: LintOptions) -> tuple[list[Diagnostic],
         _ir_layer(target, run.trace_graph, findings)
         if run.script_graph is not None:
             _divergence_layer(run, findings)
-        _retrace_layer(run, parse_dynamic_dims(options.dynamic_dims), findings)
+        _retrace_layer(workspace, run, parse_dynamic_dims(options.dynamic_dims), findings)
     if run.script_graph is not None or run.trace_graph is not None:
         _hazard_layer(run.script_graph if run.script_graph is not None else run.trace_graph,
                       findings)
         _traced_submodules(run, findings)
-    return list(findings.found.values()), run
+    run.found = list(findings.found.values())
+    return run
 
 
 def _first_line(text: str, width: int = 120) -> str:
@@ -401,14 +393,6 @@ def _location_in(exc: CaptureError) -> str | None:
 
     m = re.search(r" at (.+?):(\d+)(?::|$)", exc.message)
     return f"{m.group(1)}:{m.group(2)}:1" if m else None
-
-
-def drop_explained(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
-    """IRV150/IRV151 on a line where a more specific finding already says what the trace
-    froze (they are its consequences)."""
-    explained = {(d.path, d.line) for d in diagnostics if d.code in EXPLAINS_DIVERGENCE}
-    return [d for d in diagnostics
-            if not (d.code in ("IRV150", "IRV151") and (d.path, d.line) in explained)]
 
 
 def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:
@@ -431,44 +415,31 @@ def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, boo
     return out
 
 
-def lint(specs: list[str], options: LintOptions) -> LintResult:
-    """Lint every model the specs name; select, suppress and sort the findings."""
-    config = options.config
-    select = options.select if options.select is not None else (config.select if config else None)
-    ignore = (options.ignore or []) + ((config.ignore or []) if config else [])
-    extend = (options.extend_select or []) + ((config.extend_select or []) if config else [])
-    selected = REGISTRY.selected(select, ignore or None, extend or None)
-    diagnostics: list[Diagnostic] = []
-    errors: list[tuple[str, IrvizError]] = []
-    notes: list[str] = []
-    runs: list[TargetRun] = []
-    for spec, from_folder in expand_specs(specs, config):
+def lint(workspace, specs: list[str], options: LintOptions, gate: Gate) -> RunReport:
+    """Lint every model the specs name (folders: their ``.py`` files, minus the config's
+    ``exclude``) and pass the findings through ``gate``."""
+    report = RunReport()
+    found: list[Diagnostic] = []
+    for spec, from_folder in expand_specs(specs, workspace.config):
         try:
-            loaded = load(spec)
+            loaded = workspace.load(spec)
         except ModelLoadError as exc:
             if from_folder and "defines no models" in exc.message:
-                notes.append(f"{spec}: no models")
+                report.notes.append(f"{spec}: no models")
                 continue
-            errors.append((spec, exc))
+            report.errors.append((spec, exc))
             continue
         for name, reason in loaded.skipped:
-            notes.append(f"{spec}: skipped {name}: {reason}")
+            report.notes.append(f"{spec}: skipped {name}: {reason}")
         for target in loaded.targets:
             try:
-                found, run = lint_target(target, options)
+                run = workspace.lint(target, options)
             except IrvizError as exc:
-                errors.append((target.spec, exc))
+                report.errors.append((target.spec, exc))
                 continue
-            runs.append(run)
-            notes.extend(run.notes)
-            diagnostics.extend(found)
-    kept = [d for d in drop_explained(diagnostics) if d.code in selected]
-    if config is not None:
-        kept = [d for d in kept if not any(d.code.startswith(p)
-                                           for p in per_file_ignored(config, d.path))]
-    kept, suppressed = filter_suppressed(kept)
-    unique: dict[tuple, Diagnostic] = {}
-    for d in kept:  # two models of one file share their source lines: report a line once
-        unique.setdefault((d.code, d.path, d.line), d)
-    ordered = sorted(unique.values(), key=lambda d: d.sort_key())
-    return LintResult(ordered, errors, notes, suppressed, runs)
+            report.models += 1
+            report.notes.extend(run.notes)
+            found.extend(run.found)
+    passed = gate.apply(found)
+    report.diagnostics, report.suppressed = passed.kept, passed.suppressed
+    return report

@@ -1,0 +1,76 @@
+"""``irviz lint``: findings of every model the targets name, through the one gate."""
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field
+
+from ..exits import fail, out_of_memory
+from ..workspace import Workspace
+from .common import Console, model_output_to_stderr, start
+
+
+@dataclass(frozen=True)
+class LintRequest:
+    targets: tuple[str, ...]
+    select: list[str] | None = None
+    ignore: list[str] | None = None
+    extend_select: list[str] | None = None
+    fmt: str = "text"
+    output: str | None = None
+    exit_zero: bool = False
+    mode: str = "both"
+    dynamic_dims: list[str] = field(default_factory=list)
+    no_exec: bool = False
+    no_hints: bool = False
+    quiet: bool = False
+    debug: bool = False
+
+
+def run(request: LintRequest, workspace: Workspace) -> int:
+    """Lint, print the findings (stdout or ``-o``) and the summary (stderr); the exit
+    code comes from the :class:`~irviz.lint.run_report.RunReport`."""
+    console = Console(request.quiet)
+    try:
+        start()
+        from .. import __version__ as version
+        from ..files import write_atomic
+        from ..lint.gate import Gate
+        from ..lint.registry import REGISTRY
+        from ..lint.runner import LintOptions, lint
+        from ..output import check_output_file
+        from ..perf import freeze_loaded_objects
+        from ..report.formatters import FORMATTERS
+
+        check_output_file(request.output)
+        gate = Gate.from_config(workspace.config, request.select, request.ignore,
+                                request.extend_select)
+        options = LintOptions(mode=request.mode, dynamic_dims=list(request.dynamic_dims),
+                              no_exec=request.no_exec)
+        freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
+        with model_output_to_stderr():
+            report = lint(workspace, list(request.targets), options, gate)
+    except Exception as exc:  # noqa: BLE001
+        return fail(exc, request.debug)
+    for _, error in report.errors:
+        Console.always((out_of_memory(error) or error).format())
+    for note in report.notes:
+        console.say(f"note: {note}")
+    if request.no_exec:
+        console.say("note: --no-exec: only the source (ast) checks ran; the model was not "
+                    "executed")
+    formatter = FORMATTERS[request.fmt]
+    if request.fmt == "text":
+        text = formatter(report.diagnostics, show_hints=not request.no_hints)
+    else:
+        used = sorted({d.code for d in report.diagnostics})
+        text = formatter(report.diagnostics, rules=[REGISTRY.get(c) for c in used],
+                         tool_version=version)
+    try:
+        if request.output and request.output != "-":
+            write_atomic(request.output, text.encode("utf-8"))
+        else:
+            sys.stdout.write(text)
+    except Exception as exc:  # noqa: BLE001
+        return fail(exc, request.debug)
+    console.say(report.summary())
+    return report.exit_code(request.exit_zero)

@@ -1,0 +1,108 @@
+"""``irviz report``: the parallelism report of every model the target names."""
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..exits import fail
+from ..workspace import Workspace
+from .common import Console, model_output_to_stderr, start
+
+
+@dataclass(frozen=True)
+class ReportRequest:
+    target: str
+    output: str | None = None
+    fmt: str = "md"
+    mode: str = "script"
+    inputs: str | None = None
+    measure: bool = False
+    trace_out: str | None = None
+    engine: str = "auto"
+    quiet: bool = False
+    debug: bool = False
+
+
+def run(request: ReportRequest, workspace: Workspace) -> int:
+    console = Console(request.quiet)
+    try:
+        start()
+        from ..files import write_atomic
+        from ..output import check_output_file
+        from ..perf import freeze_loaded_objects
+        from ..report import parallelism as rep
+
+        check_output_file(request.output)
+        check_output_file(request.trace_out, "--trace-out")
+        if request.trace_out and not request.measure:
+            raise UsageError("--trace-out needs --measure (the trace comes from a measured run)",
+                             hint="add --measure, or leave out --trace-out")
+        engine = request.engine
+        if request.fmt == "html":
+            from ..render import engines
+
+            engine = engines.resolve_engine(engine)
+        freeze_loaded_objects()   # torch's own objects, before the model is built
+        with model_output_to_stderr():
+            views = [workspace.view(t, request.mode) for t in workspace.targets(request.target)]
+        if not views:
+            raise UsageError(f"{request.target} names no model")
+        measured, figures = {}, {}
+        for view in views:
+            for note in view.capture.notes:
+                console.say(f"note: {view.title()}: {note}")
+            if request.measure:
+                measured[view.name] = _measure(view, request, console)
+            if request.fmt == "html":
+                figures[view.name] = _figures(view, measured.get(view.name), engine, rep)
+        _write_trace(request, measured, console, write_atomic)
+        data = rep.build_report(views, measured)
+        text = {"md": rep.to_markdown, "json": rep.to_json}.get(request.fmt)
+        body = text(data) if text else rep.to_html(data, figures)
+        if request.output and request.output != "-":
+            write_atomic(Path(request.output), body.encode("utf-8"))
+            console.say(f"wrote {request.output}")
+        else:
+            sys.stdout.write(body)
+    except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
+        return fail(exc, request.debug)
+    return 0
+
+
+def _measure(view, request: ReportRequest, console: Console):
+    from ..frontends.measure import measure
+
+    console.say(f"measuring {view.title()} (child processes, a few seconds per setting)...")
+    return measure(view.capture.target.spec, view.capture.mode, request.inputs)
+
+
+def _figures(view, measured, engine: str, rep) -> list[tuple[str, str]]:
+    figures = [("IR graph", rep.strip_xml_prolog(view.svg(engine).decode("utf-8")))]
+    profile = (measured or {}).get("profile") or {}
+    if profile.get("tasks"):
+        from ..render.timeline import timeline_svg
+
+        figures.append(("Measured timeline", timeline_svg(
+            profile["tasks"], f"{view.title()}: one forked call")))
+    return figures
+
+
+def _write_trace(request: ReportRequest, measured: dict, console: Console, write_atomic) -> None:
+    """The raw profiler trace goes to its own file (``--trace-out``), not into the report."""
+    traces = {}
+    for name, m in measured.items():
+        profile = (m or {}).get("profile") or {}
+        if profile.get("chrome_trace") is not None:
+            traces[name] = profile.pop("chrome_trace")
+    if not request.trace_out:
+        return
+    if not traces:
+        console.say("note: no profile was recorded, so no trace was written")
+        return
+    body = (next(iter(traces.values())) if len(traces) == 1
+            else {"traceEvents": [e for t in traces.values() for e in t.get("traceEvents", [])]})
+    write_atomic(Path(request.trace_out), json.dumps(body).encode("utf-8"))
+    console.say(f"wrote {request.trace_out}")

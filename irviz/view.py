@@ -1,0 +1,87 @@
+"""One captured model and its renderings: what every interface hands the user.
+
+A Visualization only reads: its graph comes from the workspace with every analysis's
+facts on it, and its renderings (DOT, SVG, node-link JSON) are drawn from those facts.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+
+from . import __version__
+from .frontends.capture import Capture
+from .render.dot import RenderOptions, build_dot
+from .render.escape import json_dumps
+
+__all__ = ["Visualization", "JSON_SCHEMA_VERSION"]
+
+#: version of the node-link JSON layout written by ``--format json``
+JSON_SCHEMA_VERSION = 1
+
+
+@dataclass
+class Visualization:
+    """One captured model: its capture, its annotated IR graph, and its renderings."""
+
+    capture: Capture
+    graph: nx.DiGraph
+    options: RenderOptions = field(default_factory=RenderOptions)
+    #: what the last ``dot()`` decided (e.g. modules collapsed to fit the node budget)
+    render_notes: list[str] = field(default_factory=list)
+    drawn_nodes: int = 0
+    #: the runs of repeated calls the last ``dot()`` rolled up (``DotResult.rolls``)
+    rolls: dict[str, list[str]] = field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        return self.capture.name
+
+    def notes(self) -> list[str]:
+        """Remarks shown in the picture: fallbacks and what torch warned about."""
+        notes = list(self.capture.notes)
+        for w in self.capture.warnings:
+            if w.category == "TracerWarning" and w.origin is None:
+                loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
+                notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
+        return notes
+
+    def title(self) -> str:
+        """``decision_gate.py:MyCell`` (no directories: output must not depend on them)."""
+        target = self.capture.target
+        if target.kind == "archive" or target.source_file is None:
+            return Path(target.spec).name
+        return f"{Path(target.source_file).name}:{target.name}"
+
+    def dot(self, **overrides) -> str:
+        """DOT source (``overrides`` are :class:`RenderOptions` fields)."""
+        opts = RenderOptions(**{**self.options.__dict__, **overrides})
+        if not opts.notes:
+            opts.notes = self.notes()
+        if opts.title is None:
+            opts.title = self.title()
+        result = build_dot(self.graph, opts)
+        self.render_notes, self.drawn_nodes = result.notes, result.drawn_nodes
+        self.rolls = result.rolls
+        return result.text
+
+    def svg(self, engine: str = "auto", **overrides) -> bytes:
+        """SVG bytes, laid out by Graphviz (``engine``: auto, dot or wasm)."""
+        from .render import engines  # the wasm engine is loaded only when used
+
+        return engines.render(self.dot(**overrides), "svg", engine)
+
+    def node_link(self) -> dict:
+        """The IR graph in networkx's node-link format (plus irviz metadata)."""
+        data = nx.node_link_data(self.graph, edges="edges")
+        data["graph"] = {**data["graph"], "irviz_version": __version__,
+                         "schema_version": JSON_SCHEMA_VERSION}
+        return data
+
+    def json(self) -> str:
+        """The node-link JSON: every string as the model had it (see ``json_dumps``)."""
+        return json_dumps(self.node_link(), indent=1) + "\n"
+
+    def _repr_svg_(self) -> str:  # Jupyter
+        return self.svg().decode("utf-8")

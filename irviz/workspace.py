@@ -1,0 +1,169 @@
+"""The one pipeline: load -> inputs -> capture -> graph -> analyses, each done once.
+
+Every interface (``irviz render``/``report``/``lint``, ``render --lint``, the Sphinx
+child and the Python API) asks a :class:`Workspace` for what it needs, the way every
+Flask command asks one ``ScriptInfo`` for the app. The workspace caches what it made:
+a model is imported once, captured once per mode (a failed capture is remembered and
+raised again), its IR graph is built once per capture, and each analysis runs at most
+once per graph, only when some caller needs its facts. A fix to any stage lands here,
+once, for every command.
+"""
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass, field, replace
+from typing import Iterable, Iterator
+
+import networkx as nx
+
+from .analyses import pipeline
+from .config import Config
+from .errors import CaptureError
+from .frontends.capture import MODES, Capture, capture
+from .frontends.inputs import resolve_inputs
+from .frontends.loader import LoadResult, Target, load, target_of
+from .progress import Stages
+
+__all__ = ["Workspace"]
+
+
+@dataclass
+class _Graph:
+    graph: nx.DiGraph
+    #: the analysis steps already run on it
+    done: set[str] = field(default_factory=set)
+
+
+class Workspace:
+    """Loads targets and makes their captures and analysed graphs, once each.
+
+    ``inputs`` is what the user gave for every target (an ``--inputs`` expression, or
+    from Python a tensor, tuple or dict of tensors); None means each model file's
+    ``example_inputs``. ``config`` is the ``[tool.irviz]`` in force. ``stages`` times
+    the work (``-v`` prints it; the benchmarks read it).
+    """
+
+    def __init__(self, inputs: object = None, config: Config | None = None,
+                 stages: Stages | None = None):
+        self.inputs = inputs
+        self.config = config or Config()
+        self.stages = stages or Stages(interactive=False)
+        self._loaded: dict[str, LoadResult] = {}
+        self._inputs: dict[int, tuple | None] = {}
+        self._captures: dict[tuple[int, str], Capture | CaptureError] = {}
+        self._graphs: dict[int, _Graph] = {}
+        self._lint: dict[tuple, object] = {}
+        #: objects whose id() keys the caches above, kept alive so ids stay unique
+        self._keep: list[object] = []
+
+    # -- load -------------------------------------------------------------------------
+
+    def load(self, spec: str) -> LoadResult:
+        """The targets ``spec`` names (see README: Targets), imported once."""
+        if spec not in self._loaded:
+            self._loaded[spec] = load(spec)
+        return self._loaded[spec]
+
+    def targets(self, what: object) -> list[Target]:
+        """``what`` as targets: a spec string, a Target, or a model object."""
+        if isinstance(what, Target):
+            return [what]
+        if isinstance(what, str):
+            return list(self.load(what).targets)
+        return [target_of(what)]
+
+    def inputs_for(self, target: Target) -> tuple | None:
+        """The example inputs of ``target`` (evaluated once: random inputs stay the same
+        for every capture of it)."""
+        key = id(target)
+        if key not in self._inputs:
+            self._keep.append(target)
+            self._inputs[key] = resolve_inputs(target, self.inputs)
+        return self._inputs[key]
+
+    # -- capture ----------------------------------------------------------------------
+
+    def capture(self, target: Target, mode: str = "script") -> Capture:
+        """``target`` scripted, traced or as loaded; ``auto`` scripts and falls back to a
+        trace (with a note) when scripting fails and inputs exist."""
+        if mode not in MODES:
+            raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+        key = (id(target), mode)
+        if key not in self._captures:
+            self._keep.append(target)
+            try:
+                self._captures[key] = self._make_capture(target, mode)
+            except CaptureError as exc:
+                self._captures[key] = exc
+        found = self._captures[key]
+        if isinstance(found, CaptureError):
+            raise found
+        return found
+
+    def _make_capture(self, target: Target, mode: str) -> Capture:
+        if mode != "auto" or target.kind == "archive":
+            inputs = self.inputs_for(target)
+            with self.stages.stage(f"capture ({mode})"):
+                return capture(target, mode, inputs)
+        try:
+            return self.capture(target, "script")
+        except CaptureError as exc:
+            if self.inputs_for(target) is None:
+                raise
+            traced = self.capture(target, "trace")
+            return replace(traced, notes=[f"scripting failed ({exc.message}); traced instead",
+                                          *traced.notes])
+
+    def captured(self, target: Target, mode: str) -> Capture | CaptureError | None:
+        """What an earlier ``capture(target, mode)`` gave, without capturing now."""
+        return self._captures.get((id(target), mode))
+
+    # -- graph and analyses -----------------------------------------------------------
+
+    def graph(self, cap: Capture, needs: Iterable[str] = pipeline.ALL) -> nx.DiGraph:
+        """The IR graph of ``cap`` with the facts ``needs`` names (and what they require)
+        annotated; built once per capture, each analysis run once."""
+        entry = self._graphs.get(id(cap))
+        if entry is None:
+            self._keep.append(cap)
+            with self.stages.stage("graph"):
+                entry = self._graphs[id(cap)] = _Graph(pipeline.graph_of(cap))
+        missing = [s for s in pipeline.closure(needs) if s.name not in entry.done]
+        if missing:
+            with self.stages.stage("analyses"):
+                pipeline.annotate(entry.graph, cap, [s.name for s in missing], entry.done)
+        return entry.graph
+
+    def view(self, target: Target, mode: str = "script", options=None, findings=None):
+        """A :class:`~irviz.view.Visualization` of ``target`` captured in ``mode``, with
+        every analysis; ``findings`` (lint diagnostics) are drawn on it."""
+        from .render.dot import RenderOptions
+        from .view import Visualization
+
+        cap = self.capture(target, mode)
+        options = options or RenderOptions()
+        if findings:
+            options = replace(options, findings=[d.to_dict() for d in findings])
+        return Visualization(cap, self.graph(cap), options)
+
+    # -- lint -------------------------------------------------------------------------
+
+    def lint(self, target: Target, options=None):
+        """Every lint finding for ``target`` before the gate (selection, per-file
+        ignores, noqa), and the run's notes: a :class:`~irviz.lint.runner.TargetRun`.
+        Its captures and graphs are this workspace's, so a picture drawn afterwards
+        costs no second capture."""
+        from .lint.runner import LintOptions, lint_target
+
+        options = options or LintOptions(dynamic_dims=list(self.config.dynamic_dims))
+        key = (id(target), options.mode, tuple(options.dynamic_dims), options.no_exec)
+        if key not in self._lint:
+            self._keep.append(target)
+            self._lint[key] = lint_target(self, target, options)
+        return self._lint[key]
+
+    @contextlib.contextmanager
+    def stage(self, name: str) -> Iterator[None]:
+        """Time a caller's own stage beside the workspace's."""
+        with self.stages.stage(name):
+            yield
