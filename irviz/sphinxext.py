@@ -286,6 +286,11 @@ def cache_key(request: dict, spec: str, model_file: Path | None) -> str:
     h.update(json.dumps(keyed, sort_keys=True).encode("utf-8"))
     if model_file is not None and model_file.is_file():
         h.update(b"\0file\0" + model_file.read_bytes())
+        from .config import find_config
+
+        config = find_config(model_file.resolve().parent)   # [tool.irviz] gates :lint:
+        if config is not None:
+            h.update(b"\0config\0" + config.read_bytes())
     return h.hexdigest()
 
 

@@ -32,6 +32,24 @@ requires_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                   reason="Graphviz's dot binary is not installed")
 
 
+#: modules whose every test starts child processes, a Sphinx build, a browser or a
+#: measurement: the fast inner loop (`pytest -m "not slow"`) leaves them out
+SLOW_MODULES = {"test_sphinxext.py", "test_measure.py", "test_isolate.py",
+                "test_viewer_browser.py", "test_fuzz.py"}
+#: single slow tests in otherwise fast modules (each takes seconds)
+SLOW_TESTS = {"test_report_with_measure_fills_the_measured_section",
+              "test_budget_collapses_a_10k_node_model", "test_depth_overrides_the_budget",
+              "test_focus_opens_one_module_and_boxes_the_rest",
+              "test_unknown_focus_is_a_usage_error", "test_budget_rolls_a_flat_stack_of_1667_blocks",
+              "test_folder_lints_every_file"}
+
+
+def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if item.path.name in SLOW_MODULES or item.originalname in SLOW_TESTS:
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_addoption(parser):
     parser.addoption("--update-goldens", action="store_true",
                      help="rewrite tests/goldens/* from the current output")

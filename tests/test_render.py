@@ -1,6 +1,7 @@
 """The picture: golden DOT for the seed models, structure of the DOT, SVG from both engines."""
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import xml.etree.ElementTree as ET
@@ -122,7 +123,9 @@ def test_svg_with_the_embedded_wasm_engine():
 
 # -- large graphs: the drawn-node budget and --focus ----------------------------------
 
+@functools.lru_cache(maxsize=1)
 def _stack():
+    """The 10k-IR-node model, captured once for this module (each test draws it anew)."""
     from irviz import api
 
     torch_seed = __import__("torch").manual_seed(0)
