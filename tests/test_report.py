@@ -83,7 +83,7 @@ def test_never_waited_fork_is_reported_not_dropped():
     view = pattern("escapes")
     target = build_report([view])["targets"][0]
     assert [u["kind"] for u in target["unpaired"]] == ["fork"]
-    assert [h["code"] for h in target["hazards"]] == ["never-waited"]
+    assert [h["code"] for h in target["hazards"]] == ["fork-never-waited"]
     assert target["forks"][0]["wait_sites"] == []
 
 
@@ -92,15 +92,15 @@ def test_module_forks_name_the_submodule():
 
 
 @pytest.mark.parametrize("name,codes", [
-    ("immediate", {"wait-right-after-fork"}),
+    ("immediate", {"wait-immediately-after-fork"}),
     ("same_iteration", {"fork-wait-same-iteration"}),
     ("direct", set()),
     ("in_list", set()),
 ])
 def test_hazards(name, codes):
     found = {h["code"] for h in build_report([pattern(name)])["targets"][0]["hazards"]}
-    assert found - {"task-too-small"} == codes
-    assert "task-too-small" in found  # neg on 4x8 floats is far below a fork's cost
+    assert found - {"fork-tiny-task"} == codes
+    assert "fork-tiny-task" in found  # neg on 4x8 floats is far below a fork's cost
 
 
 def test_trace_mode_finds_forks_without_source_lines():

@@ -171,14 +171,15 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     return facts
 
 
-#: hazard codes (facts for ``irviz lint``, which reports them as findings)
+#: hazards, named as the lint rule that reports each one (``irviz rule NAME``); a wait
+#: without a fork has no rule: the report lists it under "Unpaired"
 HAZARDS = {
-    "wait-right-after-fork": "the future is waited with no work in between: the fork buys nothing",
+    "wait-immediately-after-fork": "the future is waited with no work in between: the fork buys nothing",
     "fork-wait-same-iteration": "fork and wait in the same loop iteration: the tasks run one "
                                 "after another",
-    "single-interop-thread": "torch has 1 inter-op thread: forked tasks cannot run in parallel",
-    "task-too-small": "the task costs less than launching it (about {overhead:.0f} us per fork)",
-    "never-waited": "the future is never waited (it is returned or dropped)",
+    "fork-single-interop-thread": "torch has 1 inter-op thread: forked tasks cannot run in parallel",
+    "fork-tiny-task": "the task costs less than launching it (about {overhead:.0f} us per fork)",
+    "fork-never-waited": "the future is never waited (it is returned or dropped)",
     "wait-without-fork": "no fork could be found for this wait's future",
 }
 
@@ -200,17 +201,17 @@ def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[dict]:
         region = data["irviz.fork"]
         waits = data.get("irviz.waits") or []
         if not waits:
-            add("never-waited", fork)
+            add("fork-never-waited", fork)
             continue
         if region["same_iteration"]:
             add("fork-wait-same-iteration", fork, wait=waits[0])
         elif not (region["overlap_has_work"] or region["concurrent"]
                   or region["instances"] != 1):  # a loop of forks runs its tasks together
-            add("wait-right-after-fork", fork, wait=waits[0])
+            add("wait-immediately-after-fork", fork, wait=waits[0])
         if unit == "us" and region["task_cost"] < FORK_OVERHEAD_US:
-            add("task-too-small", fork, task_cost=region["task_cost"])
+            add("fork-tiny-task", fork, task_cost=region["task_cost"])
     for wait in G.graph.get("irviz.unpaired", {}).get("waits", []):
         add("wait-without-fork", wait)
     if forks and interop == 1:
-        add("single-interop-thread", forks[0])
+        add("fork-single-interop-thread", forks[0])
     return found

@@ -114,6 +114,10 @@ class Registry:
     def __len__(self) -> int:
         return len(self._by_code)
 
+    def names(self) -> frozenset[str]:
+        """Every rule's name (``wait-immediately-after-fork``)."""
+        return frozenset(self._by_name)
+
     def register(self, cls: type[Rule]) -> type[Rule]:
         """Class decorator: validate the rule's attributes and documentation, then add it.
 

@@ -32,7 +32,18 @@ from ..frontends.capture import Capture
 from ..frontends.loader import Target
 from ..frontends.retrace import parse_dynamic_dims, retrace
 from .diagnostic import Diagnostic
-from .registry import REGISTRY
+from .registry import REGISTRY, Rule
+from .rules.fork_wait import (
+    ForkUnderTrace)
+from .rules.passthrough import (
+    TraceFailed, UnclassifiedTracerWarning)
+from .rules.scripting import (
+    LibraryTracerWarning, NotScriptable, TracedModuleInsideScript)
+from .rules.tracing import (
+    DictOrNonTensorOutput, LenOfTensor, ListOutput, NumpyInTrace,
+    OutputIndependentOfInput, RandomOpInTrace, ResizeInTrace, ShapeSpecializedTrace,
+    TensorConstructorConstant, TensorIteration, TensorToPythonBool,
+    TensorToPythonNumber, TraceScriptDivergence, TracedInTrainingMode)
 from .gate import Gate
 from .run_report import RunReport
 
@@ -46,32 +57,28 @@ FACT_CODES = {
     "dict-output": "IRV141", "fork-immediate-wait": "IRV201", "fork-never-waited": "IRV202",
     "fork-same-iteration": "IRV203", "jit-ignore-call": "IRV304", "jit-unused-call": "IRV305",
 }
-#: TracerWarning message prefix -> rule code (torch 2.13's messages, lint-catalog §1.1)
-TRACER_CODES = [
-    ("Converting a tensor to a Python boolean", "IRV101"),
-    ("Converting a tensor to a Python integer", "IRV106"),
-    ("Converting a tensor to a Python float", "IRV106"),
-    ("Converting a tensor to a Python complex", "IRV106"),
-    ("Converting a tensor to a Python number", "IRV106"),
-    ("Converting a tensor to a Python list", "IRV106"),
-    ("Converting a tensor to a NumPy array", "IRV107"),
-    ("torch.tensor results are registered as constants", "IRV108"),
-    ("torch.as_tensor results are registered as constants", "IRV108"),
-    ("torch.from_numpy results are registered as constants", "IRV108"),
-    ("torch.Tensor results are registered as constants", "IRV108"),
-    ("resize_ can't be represented", "IRV109"),
-    ("Encountering a list at the output", "IRV140"),
-    ("Using len to get tensor shape", "IRV105"),
-    ("Iterating over a tensor", "IRV104"),
-    ("Trace had nondeterministic nodes", "IRV132"),
+#: TracerWarning message prefix -> the rule that reports it (torch 2.13, lint-catalog §1.1)
+TRACER_RULES = [
+    ("Converting a tensor to a Python boolean", TensorToPythonBool),
+    ("Converting a tensor to a Python integer", TensorToPythonNumber),
+    ("Converting a tensor to a Python float", TensorToPythonNumber),
+    ("Converting a tensor to a Python complex", TensorToPythonNumber),
+    ("Converting a tensor to a Python number", TensorToPythonNumber),
+    ("Converting a tensor to a Python list", TensorToPythonNumber),
+    ("Converting a tensor to a NumPy array", NumpyInTrace),
+    ("torch.tensor results are registered as constants", TensorConstructorConstant),
+    ("torch.as_tensor results are registered as constants", TensorConstructorConstant),
+    ("torch.from_numpy results are registered as constants", TensorConstructorConstant),
+    ("torch.Tensor results are registered as constants", TensorConstructorConstant),
+    ("resize_ can't be represented", ResizeInTrace),
+    ("Encountering a list at the output", ListOutput),
+    ("Using len to get tensor shape", LenOfTensor),
+    ("Iterating over a tensor", TensorIteration),
+    ("Trace had nondeterministic nodes", RandomOpInTrace),
 ]
-#: fork/wait hazard (analyses.parallelism) -> rule code
-HAZARD_CODES = {"wait-right-after-fork": "IRV201", "never-waited": "IRV202",
-                "fork-wait-same-iteration": "IRV203", "single-interop-thread": "IRV204",
-                "task-too-small": "IRV205"}
 #: tracer messages that torch itself says are fine for constant data: reported only where
 #: the source layer saw input-derived data going in
-CONFIRM_ONLY = {"IRV108"}
+CONFIRM_ONLY = {TensorConstructorConstant}
 TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
                 "aten::alpha_dropout": "train", "aten::feature_alpha_dropout": "train",
                 "aten::batch_norm": "training", "aten::instance_norm": "use_input_stats",
@@ -113,11 +120,13 @@ class _Findings:
         self.target = target
         self.found: dict[tuple[str, str, int], Diagnostic] = {}
 
-    def report(self, code: str, location: tuple, layer: str, **fields) -> None:
+    def report(self, rule: type[Rule], location: tuple, layer: str, **fields) -> None:
+        """A finding of ``rule`` (the class, as pyflakes' ``report(messages.X, ...)``)."""
         path, line, col, end_line, end_col = (tuple(location) + (None, None, None))[:5]
-        rule = REGISTRY.get(code)
+        if isinstance(rule, str):   # the AST layer's facts carry a code until they carry the class
+            rule = REGISTRY.get(rule)
         path = display_path(path)
-        key = (code, path, int(line))
+        key = (rule.code, path, int(line))
         previous = self.found.get(key)
         if previous is not None:
             if layer not in previous.layers:
@@ -186,21 +195,22 @@ def _tracer_layer(cap: Capture, findings: _Findings) -> None:
             continue
         text = w.message.splitlines()[0]
         if w.origin is not None:
-            findings.report("IRV404", (w.filename, w.lineno), "trace", origin=w.origin,
-                            text=text)
+            findings.report(LibraryTracerWarning, (w.filename, w.lineno), "trace",
+                            origin=w.origin, text=text)
             continue
-        code = next((c for prefix, c in TRACER_CODES if w.message.startswith(prefix)), "IRV001")
+        rule = next((r for prefix, r in TRACER_RULES if w.message.startswith(prefix)),
+                    UnclassifiedTracerWarning)
         location = (w.filename, w.lineno) if w.in_user_code else forward
         if location is None:
             continue
         path = display_path(location[0])
-        if code in CONFIRM_ONLY and (code, path, location[1]) not in findings.found:
+        if rule in CONFIRM_ONLY and (rule.code, path, location[1]) not in findings.found:
             continue
         seen_here = {c for (c, p, line) in findings.found if (p, line) == (path, location[1])
                      and c.startswith("IRV1")}
-        if seen_here and code not in seen_here:  # the source layer named the cause already
+        if seen_here and rule.code not in seen_here:  # the source layer named the cause
             continue
-        findings.report(code, location, "trace", expr=_code_at(location), text=text)
+        findings.report(rule, location, "trace", expr=_code_at(location), text=text)
 
 
 #: modules whose behaviour differs between train() and eval()
@@ -232,11 +242,11 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
                 i = names.index(arg)
                 producers = data["inputs"][i] if i < len(data["inputs"]) else []
                 if len(producers) == 1 and G.nodes[producers[0]]["label"] in ("True", "1"):
-                    findings.report("IRV130", where, "ir", expr=kind)
+                    findings.report(TracedInTrainingMode, where, "ir", expr=kind)
         if kind in RANDOM_OPS:
-            findings.report("IRV132", where, "ir", expr=kind)
+            findings.report(RandomOpInTrace, where, "ir", expr=kind)
         if kind == "prim::fork" and not _task_is_scripted(G, node):
-            findings.report("IRV206", where, "ir", callee=data["irviz.fork"]["callee"])
+            findings.report(ForkUnderTrace, where, "ir", callee=data["irviz.fork"]["callee"])
     inputs = G.graph.get("inputs", [])
     if not inputs:
         return
@@ -250,7 +260,7 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
         if producer not in reachable:
             where = _split(G.nodes[producer].get("user_source")) or forward
             if where:
-                findings.report("IRV134", where, "ir", index=index)
+                findings.report(OutputIndependentOfInput, where, "ir", index=index)
 
 
 def _task_is_scripted(G: nx.DiGraph, fork: str) -> bool:
@@ -260,16 +270,18 @@ def _task_is_scripted(G: nx.DiGraph, fork: str) -> bool:
 
 
 def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
+    """Fork/wait hazards of :mod:`irviz.analyses.parallelism`: each is named after the
+    rule that reports it."""
     from ..analyses.cost import FORK_OVERHEAD_US
 
     for hazard in G.graph.get("irviz.hazards", []):
-        code = HAZARD_CODES.get(hazard["code"])
         where = _split(hazard.get("source"))
-        if code is None or where is None:
+        if hazard["code"] not in REGISTRY.names() or where is None:
             continue
+        rule = REGISTRY.get(hazard["code"])
         data = G.nodes[hazard["node"]]
         region = data.get("irviz.fork", {})
-        findings.report(code, where, "ir", callee=region.get("callee", ""),
+        findings.report(rule, where, "ir", callee=region.get("callee", ""),
                         expr=_code_at(where), cost=f"{hazard.get('task_cost', 0):.0f} us",
                         overhead=f"{FORK_OVERHEAD_US:.0f} us")
 
@@ -290,13 +302,13 @@ def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
                  if info["kind"] == "method" and info.get("module") == name]
         where = _split(next((s for s in sites if s), None)) or _forward_location(run.target)
         if where:
-            findings.report("IRV303", where, "ir", expr=f"self.{name}")
+            findings.report(TracedModuleInsideScript, where, "ir", expr=f"self.{name}")
 
 
 def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
     for item in script_trace_divergence(run.script_graph, run.trace_graph):
         where = _split(item["source"])
-        findings.report("IRV150", where, "script-vs-trace", kind=item["kind"],
+        findings.report(TraceScriptDivergence, where, "script-vs-trace", kind=item["kind"],
                         expr=item["code"] or _code_at(where))
 
 
@@ -314,12 +326,12 @@ def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings
             detail = (f"with {again.change} the trace has {diff['second']} where the first "
                       f"had {diff['first']}")
             if where:
-                findings.report("IRV151", where, "retrace", detail=detail)
+                findings.report(ShapeSpecializedTrace, where, "retrace", detail=detail)
             return
     random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
                  for _, d in run.trace_graph.nodes(data=True))
     if again.outputs_differ and forward and not random:  # random ops differ run to run
-        findings.report("IRV151", forward, "retrace",
+        findings.report(ShapeSpecializedTrace, forward, "retrace",
                         detail=f"with {again.change} the first trace's outputs differ from "
                                "the Python model's")
 
@@ -358,15 +370,15 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
                 run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
             except CaptureError as exc:
                 where = _split(_location_in(exc)) or _forward_location(target)
-                explained = any(code == "IRV141" for code, _, _ in findings.found)
+                explained = any(code == DictOrNonTensorOutput.code for code, _, _ in findings.found)
                 if where and not explained:  # a dict output: the source layer said why
-                    findings.report("IRV002", where, "trace",
+                    findings.report(TraceFailed, where, "trace",
                                     text=_first_line(exc.message.split(": ", 1)[-1]))
     if script_error is not None and run.trace is None:
         # a model deployed by tracing need not script; report it when scripting is the way
         where = _split(_location_in(script_error)) or _forward_location(target)
         if where:
-            findings.report("IRV301", where, "script-vs-trace",
+            findings.report(NotScriptable, where, "script-vs-trace",
                             text=_first_line(script_error.message.split(": ", 1)[-1]))
     if run.trace is not None:
         _tracer_layer(run.trace, findings)
