@@ -1,7 +1,7 @@
-"""The source (AST) layer of ``irviz lint``: irviz.lint.source_facts.
+"""The source (AST) layer of ``irviz lint``: irviz.lint.source.
 
 Every fixture in tests/lint_models marks the lines a ruff-style tool must report
-with ``# expect: IRVnnn`` comments; the facts of ``Model()`` must match them
+with ``# expect: IRVnnn`` comments; the findings of ``Model()`` must match them
 exactly (the ``ok_*`` files expect nothing). Codes this layer never produces
 (IRV002, IRV150, IRV301, ...: the runtime layers' business) may appear in the
 comments too and are left out of the comparison.
@@ -18,14 +18,16 @@ from pathlib import Path
 import pytest
 import torch
 
-from irviz.lint.source_facts import KIND_CODES, KINDS, SourceFact, source_facts
+from irviz.lint.registry import REGISTRY
+from irviz.lint.rules.tracing import TensorToPythonBool
+from irviz.lint.source import RULES, SourceFinding, source_findings
 
 ROOT = Path(__file__).resolve().parent.parent
 LINT_MODELS = Path(__file__).resolve().parent / "lint_models"
 FIXTURES = sorted(LINT_MODELS.glob("*.py"))
 _EXPECT = re.compile(r"#\s*expect:\s*(.+?)\s*$")
 _THIS = Path(__file__).read_text(encoding="utf-8").splitlines()
-AST_CODES = set(KIND_CODES.values())
+AST_CODES = {rule.code for rule in RULES}
 
 
 def load_module(path: Path):
@@ -49,7 +51,7 @@ def expected_codes(path: Path) -> set[tuple[int, str]]:
 
 
 def codes(facts) -> set[tuple[int, str]]:
-    return {(f.line, KIND_CODES[f.kind]) for f in facts}
+    return {(f.line, f.rule.code) for f in facts}
 
 
 def marker_line(marker: str) -> int:
@@ -59,17 +61,18 @@ def marker_line(marker: str) -> int:
     return hits[0]
 
 
-def test_fixture_set_covers_every_kind():
+def test_fixture_set_covers_every_rule():
     prefixes = {p.name[:6].upper() for p in FIXTURES if p.name.startswith("irv")}
-    assert prefixes == set(KIND_CODES.values())
+    assert prefixes == AST_CODES
     assert {"ok_dynamic_patterns.py", "ok_forks.py"} <= {p.name for p in FIXTURES}
-    assert set(KINDS) == set(KIND_CODES)
+    assert len(set(RULES)) == len(RULES)
+    assert all(REGISTRY.get(rule.code) is rule for rule in RULES)
 
 
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_fixture_expectations(path):
     module = load_module(path)
-    facts = source_facts(module.Model())
+    facts = source_findings(module.Model())
     expected = {(line, code) for line, code in expected_codes(path) if code in AST_CODES}
     if path.name.startswith("irv"):
         assert expected, f"{path.name} has no '# expect:' comment"
@@ -86,15 +89,15 @@ def test_fixture_expectations(path):
 @pytest.mark.parametrize("path", FIXTURES, ids=[p.stem for p in FIXTURES])
 def test_facts_are_sorted_unique_and_stable(path):
     module = load_module(path)
-    first = source_facts(module.Model())
-    again = source_facts(module.Model())
+    first = source_findings(module.Model())
+    again = source_findings(module.Model())
     assert first == again
     assert len(set(first)) == len(first)
-    assert first == sorted(first, key=lambda f: (f.path, f.line, f.column, f.kind,
+    assert first == sorted(first, key=lambda f: (f.path, f.line, f.column, f.rule.code,
                                                   f.end_line, f.end_column, f.detail,
                                                   f.function))
     for f in first:
-        assert f.kind in KINDS
+        assert f.rule in RULES
         assert 1 <= f.line <= f.end_line and f.column >= 1 and f.end_column >= 1
         assert 0 < len(f.detail) <= 80
 
@@ -102,9 +105,9 @@ def test_facts_are_sorted_unique_and_stable(path):
 # --------------------------------------------------------------------------- seed sample
 def test_decision_gate_sample():
     module = load_module(ROOT / "samples" / "decision_gate.py")
-    facts = source_facts(module.MyCell())
-    assert [(f.kind, f.line, f.function) for f in facts] == [
-        ("tensor-branch", 11, "MyDecisionGate.forward")]
+    facts = source_findings(module.MyCell())
+    assert [(f.rule.code, f.line, f.function) for f in facts] == [
+        ("IRV101", 11, "MyDecisionGate.forward")]
     fact = facts[0]
     assert Path(fact.path).name == "decision_gate.py"
     # "        if x.sum() > 0:" -> the test expression spans columns 12..23
@@ -123,8 +126,8 @@ class _Columns(torch.nn.Module):
 def test_columns_count_characters_not_bytes():
     line = marker_line("unicode")
     text = _THIS[line - 1]
-    (fact,) = source_facts(_Columns())
-    assert (fact.kind, fact.line) == ("tensor-to-number", line)
+    (fact,) = source_findings(_Columns())
+    assert (fact.rule.code, fact.line) == ("IRV106", line)
     start = text.index("x.max().item()")
     assert fact.column == start + 1
     assert fact.end_column == start + len("x.max().item()") + 1
@@ -134,7 +137,7 @@ def test_columns_count_characters_not_bytes():
 def test_columns_of_parameters_and_loops():
     path = LINT_MODELS / "irv122_default_arg.py"
     lines = path.read_text(encoding="utf-8").splitlines()
-    (fact,) = source_facts(load_module(path).Model())
+    (fact,) = source_findings(load_module(path).Model())
     text = lines[fact.line - 1]
     assert text.lstrip().startswith("def forward")
     assert fact.column == text.index("bias:") + 1
@@ -143,7 +146,7 @@ def test_columns_of_parameters_and_loops():
 
     path = LINT_MODELS / "irv103_shape_loop.py"
     lines = path.read_text(encoding="utf-8").splitlines()
-    loop = source_facts(load_module(path).Model())[0]
+    loop = source_findings(load_module(path).Model())[0]
     text = lines[loop.line - 1]
     assert loop.detail == "for i in range(x.size(0))"
     assert loop.column == text.index("for ") + 1
@@ -183,11 +186,11 @@ class _Traversal(torch.nn.Module):
 
 
 def test_helper_and_submodule_traversal():
-    facts = source_facts(_Traversal())
-    found = {(f.kind, f.line, f.function) for f in facts}
+    facts = source_findings(_Traversal())
+    found = {(f.rule.code, f.line, f.function) for f in facts}
     assert found == {
-        ("shape-loop", marker_line("helper-loop"), "_Traversal.helper"),
-        ("tensor-branch", marker_line("submodule-branch"), "_Gate.forward"),
+        ("IRV103", marker_line("helper-loop"), "_Traversal.helper"),
+        ("IRV101", marker_line("submodule-branch"), "_Gate.forward"),
     }
     # the gate is reached three times (self.gate and both ModuleList members) but
     # reported once
@@ -225,18 +228,18 @@ class _Sequential(torch.nn.Module):
 
 @pytest.mark.parametrize("model", [_Indexed, _Forked, _Sequential])
 def test_submodules_reached_by_index_fork_and_library_container(model):
-    facts = source_facts(model())
-    assert [(f.kind, f.line, f.function) for f in facts] == [
-        ("tensor-branch", marker_line("submodule-branch"), "_Gate.forward")]
+    facts = source_findings(model())
+    assert [(f.rule.code, f.line, f.function) for f in facts] == [
+        ("IRV101", marker_line("submodule-branch"), "_Gate.forward")]
 
 
 def test_library_submodules_are_not_traversed():
-    facts = source_facts(_Traversal())
+    facts = source_findings(_Traversal())
     this = Path(__file__).resolve()
     assert all(Path(f.path).resolve() == this for f in facts)
     assert not any("LSTM" in f.function or "Linear" in f.function for f in facts)
-    assert source_facts(torch.nn.LSTM(4, 4)) == []
-    assert source_facts(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())) == []
+    assert source_findings(torch.nn.LSTM(4, 4)) == []
+    assert source_findings(torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU())) == []
 
 
 class _Ignored(torch.nn.Module):
@@ -250,16 +253,16 @@ class _Ignored(torch.nn.Module):
 
 
 def test_ignored_methods_are_reported_at_the_call_not_entered():
-    facts = source_facts(_Ignored())
-    assert [(f.kind, f.line) for f in facts] == [
-        ("jit-ignore-call", marker_line("ignored-call"))]
+    facts = source_findings(_Ignored())
+    assert [(f.rule.code, f.line) for f in facts] == [
+        ("IRV304", marker_line("ignored-call"))]
 
 
 # --------------------------------------------------------------------------- script/trace
 def test_scripted_module_reads_the_original_source():
     module = load_module(ROOT / "samples" / "decision_gate.py")
     scripted = torch.jit.script(module.MyCell())
-    assert codes(source_facts(scripted)) == {(11, "IRV101")}
+    assert codes(source_findings(scripted)) == {(11, "IRV101")}
 
 
 @pytest.mark.filterwarnings("ignore::torch.jit.TracerWarning")
@@ -269,34 +272,34 @@ def test_script_module_without_source_gives_nothing():
     torch.jit.save(torch.jit.script(module.MyCell()), buffer)
     buffer.seek(0)
     loaded = torch.jit.load(buffer)
-    assert source_facts(loaded) == []
+    assert source_findings(loaded) == []
     traced = torch.jit.trace(module.MyDecisionGate(), (torch.rand(3, 4),), check_trace=False)
-    assert source_facts(traced) == []
+    assert source_findings(traced) == []
 
 
 def test_script_function_and_plain_function():
     module = load_module(Path(__file__).resolve().parent / "models" / "fork_patterns.py")
     scripted = torch.jit.script(module.dynamic_loop)
-    assert [(f.kind, f.function) for f in source_facts(scripted)] == [
-        ("shape-loop", "dynamic_loop")]
-    assert [f.kind for f in source_facts(module.same_iteration)] == [
-        "fork-immediate-wait", "fork-same-iteration"]
-    assert source_facts(module.in_list) == []
-    assert source_facts(module.ForkModule()) == []  # two forks waited together overlap
+    assert [(f.rule.code, f.function) for f in source_findings(scripted)] == [
+        ("IRV103", "dynamic_loop")]
+    assert [f.rule.code for f in source_findings(module.same_iteration)] == [
+        "IRV201", "IRV203"]
+    assert source_findings(module.in_list) == []
+    assert source_findings(module.ForkModule()) == []  # two forks waited together overlap
 
 
 # --------------------------------------------------------------------------- no execution
 class _Explosive(torch.nn.Module):
     @property
     def factor(self):
-        raise AssertionError("source_facts must not run model code")
+        raise AssertionError("source_findings must not run model code")
 
     def forward(self, x):
         return x * self.factor
 
 
 def test_model_code_is_never_run():
-    assert source_facts(_Explosive()) == []
+    assert source_findings(_Explosive()) == []
 
 
 # --------------------------------------------------------------------------- more cases
@@ -322,7 +325,7 @@ class _Mixed(torch.nn.Module):
 
 
 def test_more_branch_and_side_effect_cases():
-    got = {(f.line, KIND_CODES[f.kind]) for f in source_facts(_Mixed())}
+    got = {(f.line, f.rule.code) for f in source_findings(_Mixed())}
     assert got == {
         (marker_line("mixed-params"), "IRV122"), (marker_line("mixed-params"), "IRV123"),
         (marker_line("assert"), "IRV101"),
@@ -335,9 +338,9 @@ def test_more_branch_and_side_effect_cases():
     }
 
 
-def test_source_fact_is_a_frozen_dataclass():
-    fact = SourceFact("tensor-branch", "m.py", 1, 2, 1, 5, "x>0", "M.forward")
+def test_source_finding_is_a_frozen_dataclass():
+    fact = SourceFinding(TensorToPythonBool, "m.py", 1, 2, 1, 5, "x>0", "M.forward")
     with pytest.raises(Exception):
         fact.line = 3  # type: ignore[misc]
-    assert list(SourceFact.__dataclass_fields__) == [
-        "kind", "path", "line", "column", "end_line", "end_column", "detail", "function"]
+    assert list(SourceFinding.__dataclass_fields__) == [
+        "rule", "path", "line", "column", "end_line", "end_column", "detail", "function"]

@@ -2,7 +2,7 @@
 
 The layers (each finding lists the ones that fired):
 
-``ast``              the model's Python source (:mod:`irviz.lint.source_facts`); the only
+``ast``              the model's Python source (:mod:`irviz.lint.source`); the only
                      layer with ``--no-exec``.
 ``trace``            the warnings torch raised while tracing, attributed to the user's line.
 ``script-vs-trace``  control flow and dynamic values the scripted graph keeps but the trace
@@ -47,16 +47,6 @@ from .rules.tracing import (
 from .gate import Gate
 from .run_report import RunReport
 
-#: source fact kind -> rule code
-FACT_CODES = {
-    "tensor-branch": "IRV101", "metadata-branch": "IRV102", "shape-loop": "IRV103",
-    "tensor-iteration": "IRV104", "len-of-tensor": "IRV105", "tensor-to-number": "IRV106",
-    "numpy": "IRV107", "tensor-constructor": "IRV108", "global-tensor": "IRV120",
-    "default-arg": "IRV122", "non-tensor-param": "IRV123", "training-branch": "IRV131",
-    "random-op": "IRV132", "side-effect": "IRV133", "list-output": "IRV140",
-    "dict-output": "IRV141", "fork-immediate-wait": "IRV201", "fork-never-waited": "IRV202",
-    "fork-same-iteration": "IRV203", "jit-ignore-call": "IRV304", "jit-unused-call": "IRV305",
-}
 #: TracerWarning message prefix -> the rule that reports it (torch 2.13, lint-catalog §1.1)
 TRACER_RULES = [
     ("Converting a tensor to a Python boolean", TensorToPythonBool),
@@ -175,17 +165,15 @@ def _code_at(location: tuple) -> str:
 
 def _ast_layer(target: Target, findings: _Findings, run: TargetRun) -> None:
     try:
-        from .source_facts import source_facts
-        facts = source_facts(target.obj)
+        from .source import source_findings
+        facts = source_findings(target.obj)
     except (OSError, TypeError, SyntaxError) as exc:
         run.notes.append(f"{target.spec}: source not analysed ({exc})")
         return
     for fact in facts:
-        code = FACT_CODES.get(fact.kind)
-        if code:
-            findings.report(code, (fact.path, fact.line, fact.column, fact.end_line,
-                                   fact.end_column), "ast", expr=fact.detail,
-                            callee=fact.detail)
+        findings.report(fact.rule, (fact.path, fact.line, fact.column, fact.end_line,
+                                    fact.end_column), "ast", expr=fact.detail,
+                        callee=fact.detail)
 
 
 def _tracer_layer(cap: Capture, findings: _Findings) -> None:
