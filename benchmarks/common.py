@@ -219,7 +219,7 @@ def command_line(script: str, argv: list[str]) -> str:
 def HostLoad() -> "OtherLoad":
     """CPU time *other* processes used while a block ran, in CPUs (Linux; else None): irviz's
     own meter, with this process's children (the tools' runs) counted as ours."""
-    from irviz.frontends.measure import OtherLoad
+    from irviz.measure.settings import OtherLoad
 
     return OtherLoad(include_children=True)
 

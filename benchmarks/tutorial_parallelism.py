@@ -4,7 +4,7 @@
 
 Times ``samples/lstm_ensemble.py``'s ``SerialLSTMEnsemble`` (the reference),
 ``BiForkLSTMEnsemble`` (forward LSTM forked) and ``LSTMEnsemble`` (plus every
-member forked) - and, as a check of :mod:`irviz.frontends.measure`, irviz's own
+member forked) - and, as a check of :mod:`irviz.measure`, irviz's own
 serial baseline of ``LSTMEnsemble`` - scripted, same weights, at
 ``T, B, C = 50, 50, 256`` (the tutorial's C = 1024 is too big for 2 cores).
 Each (intra-op, inter-op) thread setting runs in its own child process (torch
@@ -38,8 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script from anywhere
     sys.path.insert(0, str(ROOT))
 
-from irviz.frontends.measure import (PHASE_PREFIX, OtherLoad, machine_facts,  # noqa: E402
-                                     run_child, summarize)
+from irviz.measure.child import PHASE_PREFIX  # noqa: E402
+from irviz.measure.result import summarize  # noqa: E402
+from irviz.measure.run import run_child  # noqa: E402
+from irviz.measure.settings import OtherLoad, machine_facts  # noqa: E402
 
 SAMPLE = ROOT / "samples" / "lstm_ensemble.py"
 SAMPLE_SHOWN = "samples/lstm_ensemble.py"
@@ -75,7 +77,7 @@ def child() -> None:
     try:
         from irviz.frontends.capture import capture
         from irviz.frontends.loader import load
-        from irviz.frontends.measure import build_serial_baseline, outputs_equal
+        from irviz.ir.serial_baseline import build_serial_baseline, outputs_equal
 
         _phase("load")
         torch.manual_seed(0)
@@ -115,7 +117,7 @@ def child() -> None:
                         cpu[k].append(c1 - c0)
             gc.enable()
         out["other_load"] = others.value
-        out["stats"] = {k: summarize(wall[k], cpu[k]) for k in fns}
+        out["stats"] = {k: summarize(wall[k], cpu[k]).to_dict() for k in fns}
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
     _phase("done")
@@ -339,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
                    if 0.9 <= lo and hi <= 1.1 else "not within 10 % of it - read speed-ups "
                    "against irviz's baseline with care")
         notes.append(f"irviz's own serial baseline of LSTMEnsemble (the graph rewrite of "
-                     f"`irviz.frontends.measure`: {fair[0].get('baseline', '?')}) took "
+                     f"`irviz.ir.serial_baseline`: {fair[0].get('baseline', '?')}) took "
                      f"{lo:.2f}-{hi:.2f}× the time of the hand-written SerialLSTMEnsemble "
                      "(paired, per round): "
                      f"{verdict}.")

@@ -9,7 +9,9 @@ with ``IRVIZ_ISOLATED=1`` so the child does not isolate again, and:
 - relays the child's stdout and stderr as they come (stdout byte for byte: SVG, DOT
   and JSON may go there);
 - kills the whole process group (SIGTERM, then SIGKILL after a short grace) when it
-  runs longer than ``--timeout`` seconds, and says so;
+  runs longer than ``--timeout`` seconds, and says so (the start in a new session,
+  the deadline and the group kill are :mod:`irviz.childproc`'s, shared with
+  ``--measure`` and the Sphinx directive);
 - names the signal when the child dies of one (SIGSEGV, SIGABRT, ...);
 - limits the child's memory (Linux: ``RLIMIT_DATA``, see :func:`_child_setup`), so a
   runaway allocation fails inside the child, whose CLI reports "ran out of memory";
@@ -32,6 +34,7 @@ from pathlib import Path
 
 import click
 
+from . import childproc
 from .errors import IrvizError
 
 #: Set in the child's environment: the command runs there, it does not isolate again.
@@ -237,29 +240,6 @@ def _relay(pipe, stream_name: str) -> None:
         pipe.close()
 
 
-def _signal_group(proc: subprocess.Popen, sig: int) -> None:
-    try:
-        os.killpg(proc.pid, sig)  # the child leads its own group: pgid == pid
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
-def _kill_group(proc: subprocess.Popen, grace: float) -> None:
-    """Stop the child and everything it started (SIGTERM, then SIGKILL); reap the child."""
-    if os.name != "posix":  # pragma: no cover - Windows: no process groups here
-        proc.kill()
-        proc.wait()
-        return
-    if grace > 0:
-        _signal_group(proc, signal.SIGTERM)
-        try:
-            proc.wait(timeout=grace)
-        except subprocess.TimeoutExpired:
-            pass
-    _signal_group(proc, signal.SIGKILL)
-    proc.wait()
-
-
 def _error(message: str, hint: str) -> None:
     click.echo(IrvizError(message, hint=hint).format(), err=True)
 
@@ -309,10 +289,8 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     finished = False
     try:
         try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "irviz", *argv], stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
-                start_new_session=os.name == "posix", preexec_fn=setup)
+            proc = childproc.start([sys.executable, "-m", "irviz", *argv], env=env,
+                                   preexec_fn=setup)
         except (OSError, subprocess.SubprocessError) as exc:
             click.echo(f"internal error: could not start the isolated irviz process "
                        f"({type(exc).__name__}: {exc}); run without --isolate", err=True)
@@ -322,22 +300,16 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
             t = threading.Thread(target=_relay, args=(pipe, name), daemon=True)
             t.start()
             relays.append(t)
-        try:
-            code = proc.wait(timeout=timeout)
-            timed_out = False
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _kill_group(proc, TERM_GRACE)
-            code = proc.returncode
-        else:
-            if os.name == "posix":  # stragglers the model started must not hold our pipes
-                _signal_group(proc, signal.SIGKILL)
+        # at the deadline the group gets SIGTERM, then SIGKILL; after a normal exit,
+        # stragglers the model started are killed so they cannot hold our pipes
+        timed_out = childproc.wait(proc, timeout, TERM_GRACE)
+        code = proc.returncode
         for t in relays:
             t.join(DRAIN_WAIT)
         finished = True
     except (KeyboardInterrupt, _Stopped) as exc:
         if proc is not None:
-            _kill_group(proc, 0.2)
+            childproc.kill_group(proc, 0.2)
             _remove_leftovers(dirs, before)
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -348,7 +320,7 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
         for sig, old in handlers.items():
             signal.signal(sig, old)
         if proc is not None and not finished and proc.poll() is None:
-            _kill_group(proc, 0.0)
+            childproc.kill_group(proc, 0.0)
 
     if timed_out:
         _remove_leftovers(dirs, before)

@@ -305,16 +305,6 @@ def _write_atomic(path: Path, data: bytes) -> None:
         raise
 
 
-def _kill_group(proc: subprocess.Popen) -> None:
-    try:
-        if os.name == "posix":
-            os.killpg(proc.pid, signal.SIGKILL)
-        else:  # pragma: no cover
-            proc.kill()
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 def capture_in_child(request: dict, result_file: Path, timeout: float, cwd: Path) -> dict:
     """Run the capture in ``python -m irviz.sphinxext``; its result, or ``{"error": ...}``.
 
@@ -328,31 +318,24 @@ def capture_in_child(request: dict, result_file: Path, timeout: float, cwd: Path
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in [str(cwd), *sys.path] if p))
         started = time.monotonic()
-        try:
-            proc = subprocess.Popen(
-                [sys.executable, "-m", "irviz.sphinxext", str(req_path), str(out_path)],
-                cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                stderr=subprocess.PIPE, start_new_session=os.name == "posix")
+        from .childproc import run
+
+        try:  # own session; at the deadline the whole group is killed (irviz.childproc)
+            done = run([sys.executable, "-m", "irviz.sphinxext", str(req_path), str(out_path)],
+                       timeout, stdout=subprocess.DEVNULL, cwd=cwd, env=env)
         except OSError as exc:
             return {"error": f"could not start the capture process: {exc}"}
-        try:
-            _, stderr = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            _kill_group(proc)
-            proc.communicate()
+        if done.timed_out:
             return {"error": f"the capture did not finish within {timeout:g} s and was "
                              f"stopped (a model that never returns?); raise irviz_timeout "
                              f"in conf.py if it is only slow"}
-        finally:
-            if proc.poll() is None:  # pragma: no cover - interrupted build
-                _kill_group(proc)
-        tail = stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
-        if proc.returncode < 0:
-            name = signal.Signals(-proc.returncode).name
+        tail = done.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
+        if done.returncode < 0:
+            name = signal.Signals(-done.returncode).name
             return {"error": f"the capture process died of {name}"
                              + (f":\n{tail}" if tail else "")}
         if not out_path.is_file():
-            return {"error": f"the capture process exited with code {proc.returncode} "
+            return {"error": f"the capture process exited with code {done.returncode} "
                              f"and wrote no result" + (f":\n{tail}" if tail else "")}
         data = out_path.read_bytes()
         result = json.loads(data)

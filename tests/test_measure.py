@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from irviz.errors import InputsError, ModelLoadError, UsageError
-from irviz.frontends import measure as M
+from irviz import measure as M
 from irviz.render.timeline import timeline_svg
 
 from conftest import SAMPLES
@@ -44,13 +44,13 @@ def _check_timed(result: dict, n_settings: int) -> None:
 
 @pytest.fixture(scope="module")
 def example_result():
-    return M.measure(_spec("fork_basics.py:example"), repeats=5)
+    return M.measure(_spec("fork_basics.py:example"), repeats=5).to_dict()
 
 
 @pytest.fixture(scope="module")
 def ensemble_result():
     return M.measure(_spec("lstm_ensemble.py:LSTMEnsemble"), settings=[(None, None), (1, 2)],
-                     warmup=2, repeats=5, profile=True)
+                     warmup=2, repeats=5, profile=True).to_dict()
 
 
 def test_fork_basics_example_every_default_setting(example_result):
@@ -124,7 +124,7 @@ def test_serial_baseline_of_a_saved_archive(tmp_path):
     torch.jit.script(lstm_ensemble.LSTMEnsemble().eval()).save(str(path))
     # mode "archive" is what Capture.mode says for a .pt file: accepted as "as loaded"
     result = M.measure(str(path), "archive", inputs="torch.rand(5, 2, 16)", settings=[(1, 2)],
-                       warmup=1, repeats=3, profile=False)
+                       warmup=1, repeats=3, profile=False).to_dict()
     _check_timed(result, 1)
     assert result["mode"] == "archive"
     assert result["baseline_info"]["method"] == "inline+completed"
@@ -175,7 +175,7 @@ def test_an_endless_model_times_out(tmp_path):
         example_inputs = {"spin": lambda: (torch.rand(3),)}
     """)
     started = time.monotonic()
-    result = M.measure(f"{path}:spin", timeout=5, profile=True)
+    result = M.measure(f"{path}:spin", timeout=5, profile=True).to_dict()
     elapsed = time.monotonic() - started
     assert elapsed < 10, elapsed
     first, *rest = result["settings"]
@@ -198,7 +198,8 @@ def test_a_crashing_child_is_an_error_not_a_crash(tmp_path):
 
         example_inputs = {"Crash": lambda: (torch.rand(3),)}
     """)
-    result = M.measure(f"{path}:Crash", mode="trace", settings=[(1, 2)], profile=False)
+    result = M.measure(f"{path}:Crash", mode="trace", settings=[(1, 2)],
+                       profile=False).to_dict()
     [row] = result["settings"]
     assert "crashed with SIGSEGV" in row["error"] and "capture" in row["error"]
 
@@ -207,7 +208,7 @@ def test_profiling_five_times_in_a_row():
     spec = _spec("fork_basics.py:example")
     outcomes = []
     for _ in range(5):
-        prof = M.profile(spec, intra_op=1, inter_op=2, warmup=1, timeout=60)
+        prof = M.profile(spec, intra_op=1, inter_op=2, warmup=1, timeout=60).to_dict()
         if prof["error"] is None:
             assert any(t["label"] == "foo" for t in prof["tasks"])
             outcomes.append("ok")
@@ -256,3 +257,42 @@ def test_timeline_svg_is_xml_with_one_bar_per_task():
     ys = {float(b.get("y")) for b in bars}
     assert len(ys) == 4  # main, lane 1 row 1, lane 1 row 2, lane 2
     assert ET.fromstring(timeline_svg([], "empty")) is not None
+
+
+# --------------------------------------------------------------------------- the typed result
+
+
+def test_typed_result_writes_the_json_the_report_had():
+    from irviz.measure.result import (MeasureResult, ProfileResult, SettingResult, Stats,
+                                      summarize)
+
+    stats = {"median_s": 0.2, "min_s": 0.1, "max_s": 0.3, "spread_s": 0.1,
+             "runs": [0.1, 0.2, 0.3], "cpu_median_s": 0.2, "cpu_per_wall": 1.0}
+    assert Stats.from_dict(stats).to_dict() == stats
+    assert list(summarize([0.3, 0.1, 0.2], [0.2, 0.2, 0.2]).to_dict()) == list(stats)
+    child = {"error": None, "intra_op": 1, "inter_op": 2, "cpu_count": 2, "load_avg": None,
+             "model": "m", "mode": "script", "baseline": "copy", "serial": stats,
+             "forked": stats, "speedup": 1.0, "notes": ["aborted at exit"]}
+    row = SettingResult(1, 2, (1, 2), cpu_count=2)
+    row.take(child)
+    assert row.serial.median_s == 0.2 and row.notes == ["aborted at exit"]
+    assert list(row.to_dict()) == ["intra_op", "inter_op", "requested", "serial", "forked",
+                                   "speedup", "speedup_paired", "outputs_match", "cpu_count",
+                                   "load_avg", "other_load", "child_s", "error", "notes"]
+    result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
+    result.take(child)
+    assert (result.model, result.baseline, result.baseline_info) == ("m", "copy", None)
+    assert "profile" not in result.to_dict()
+    # a profile keeps the keys of its outcome; the report leaves out a recorded trace
+    done = ProfileResult.from_child({**child, "chrome_trace": {"traceEvents": []},
+                                     "tasks": [], "sites": {}})
+    result.profile = done
+    assert "chrome_trace" in result.to_dict()["profile"]
+    assert "chrome_trace" not in result.to_dict(trace=False)["profile"]
+    assert ProfileResult.not_run("profiling failed: x", (None, 2)).to_dict(trace=False) == {
+        "intra_op": None, "inter_op": 2, "chrome_trace": None, "tasks": [],
+        "error": "profiling failed: x"}
+    assert list(ProfileResult.not_run("not run: none").to_dict()) == ["chrome_trace", "tasks",
+                                                                      "error"]
+    assert ProfileResult.from_child({"error": "cannot set the thread counts: x"}).to_dict() == {
+        "error": "cannot set the thread counts: x"}

@@ -73,7 +73,7 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
 
 
 def _measure(view, request: ReportRequest, console: Console):
-    from ..frontends.measure import measure
+    from ..measure import measure
 
     console.say(f"measuring {view.title()} (child processes, a few seconds per setting)...")
     return measure(view.capture.target.spec, view.capture.mode, request.inputs)
@@ -81,12 +81,12 @@ def _measure(view, request: ReportRequest, console: Console):
 
 def _figures(view, measured, engine: str, rep) -> list[tuple[str, str]]:
     figures = [("IR graph", rep.strip_xml_prolog(view.svg(engine).decode("utf-8")))]
-    profile = (measured or {}).get("profile") or {}
-    if profile.get("tasks"):
+    profile = measured.profile if measured is not None else None
+    if profile is not None and profile.tasks:
         from ..render.timeline import timeline_svg
 
         figures.append(("Measured timeline", timeline_svg(
-            profile["tasks"], f"{view.title()}: one forked call")))
+            [t.to_dict() for t in profile.tasks], f"{view.title()}: one forked call")))
     return figures
 
 
@@ -94,9 +94,8 @@ def _write_trace(request: ReportRequest, measured: dict, console: Console, write
     """The raw profiler trace goes to its own file (``--trace-out``), not into the report."""
     traces = {}
     for name, m in measured.items():
-        profile = (m or {}).get("profile") or {}
-        if profile.get("chrome_trace") is not None:
-            traces[name] = profile.pop("chrome_trace")
+        if m.profile is not None and m.profile.chrome_trace is not None:
+            traces[name] = m.profile.chrome_trace  # build_report leaves it out
     if not request.trace_out:
         return
     if not traces:

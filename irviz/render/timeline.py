@@ -1,6 +1,6 @@
 """A timeline of one profiled call: one lane per thread, one bar per task (hand-written SVG).
 
-Input: the ``tasks`` of :func:`irviz.frontends.measure.profile` - dicts with
+Input: the ``tasks`` of :func:`irviz.measure.profile` as dicts (``Task.to_dict()``) with
 ``lane`` (0 = the calling thread), ``start_us``, ``dur_us``, ``label`` and
 optionally ``name`` and ``site``. Tasks that overlap on one lane (a task that
 waited is still "running" while the thread runs another) are stacked in extra

@@ -2,7 +2,8 @@
 
 Only reads what :mod:`irviz.analyses.fork_wait`, ``cost`` and ``parallelism``
 annotated on each graph (and, with ``--measure``, what
-:mod:`irviz.frontends.measure` measured). The JSON layout is versioned by
+:mod:`irviz.measure` measured: a :class:`~irviz.measure.result.MeasureResult`,
+written as its ``to_dict`` without the Chrome trace). The JSON layout is versioned by
 :data:`SCHEMA_VERSION`; see ``docs``/README "irviz report" for the fields.
 """
 from __future__ import annotations
@@ -10,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import networkx as nx
 
@@ -17,6 +19,9 @@ from ..paths import display_path
 from .. import __version__
 from ..ir.source import short_location, split_location
 from ..render.escape import display, json_dumps, xml_text
+
+if TYPE_CHECKING:
+    from ..measure.result import MeasureResult
 
 SCHEMA_VERSION = 1
 
@@ -42,8 +47,11 @@ def _container_site(G: nx.DiGraph, cid: str | None) -> dict | None:
     return {"code": data.get("code"), "site": _site(_where(G, owner)), "id": owner}
 
 
-def target_report(view, measured: dict | None = None) -> dict:
-    """The report of one visualized model (see the module doc for the layout)."""
+def target_report(view, measured: MeasureResult | None = None) -> dict:
+    """The report of one visualized model (see the module doc for the layout).
+
+    ``measured`` is written without its profile's Chrome trace (that goes to its own
+    file, ``--trace-out``)."""
     G = view.graph
     facts = G.graph["irviz.parallelism"]
     forks = []
@@ -81,14 +89,15 @@ def target_report(view, measured: dict | None = None) -> dict:
         "critical_path": [{"id": n, "kind": G.nodes[n]["kind"], "site": _site(_where(G, n)),
                            "cost": G.nodes[n].get("irviz.cost", {}).get("cost", 0.0)}
                           for n in facts["critical_path"]],
-        "measured": measured,
+        "measured": None if measured is None else measured.to_dict(trace=False),
         "hazards": [{"code": h["code"], "message": h["message"], "node": h["node"],
                      "site": _site(h["source"])} for h in G.graph.get("irviz.hazards", [])],
     }
 
 
-def build_report(views, measured: dict[str, dict] | None = None) -> dict:
-    """The whole report: one entry per model, ``measured`` keyed by model name."""
+def build_report(views, measured: dict[str, MeasureResult] | None = None) -> dict:
+    """The whole report: one entry per model; ``measured``: the results of
+    :func:`irviz.measure.measure` keyed by model name."""
     measured = measured or {}
     return {"irviz_version": __version__, "schema_version": SCHEMA_VERSION,
             "targets": [target_report(v, measured.get(v.name)) for v in views]}

@@ -1,0 +1,264 @@
+"""What runs in a measuring child process (``python -m irviz.measure.child``).
+
+Why it exists: torch lets a process set its inter-op thread count only once and
+before any parallel work, so every thread setting needs a fresh process, and a
+model or the profiler may hang or crash; :mod:`irviz.measure.run` starts this
+module once per setting, with a deadline (:mod:`irviz.childproc`).
+
+Reads one JSON payload on stdin::
+
+    {"action": "time" | "profile", "spec": str, "mode": str, "inputs": str | None,
+     "intra_op": int | None, "inter_op": int | None, "warmup": int, "repeats": int,
+     "settle_s": float}
+
+sets the thread counts *first* (torch accepts the inter-op count only before any
+parallel work), loads, resolves inputs, captures, builds the serial baseline,
+and prints exactly one JSON object on stdout - everything else the model or
+torch prints goes to stderr, together with ``irviz-measure: phase=NAME`` lines
+that let the parent say where a killed child was. Errors caused by the user's
+input are returned as ``{"user_error": {"class", "message", "hint", "detail"}}``
+for the parent to raise; failures of the model at run time as ``{"error": str}``.
+The process ends with ``os._exit`` after flushing, so torch's pool threads
+cannot abort it at interpreter shutdown after the result is out.
+"""
+from __future__ import annotations
+
+import gc
+import json
+import os
+import statistics
+import sys
+import time
+from typing import Any
+
+#: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
+PHASE_PREFIX = "irviz-measure: phase="
+
+
+def _phase(name: str) -> None:
+    sys.stderr.write(f"{PHASE_PREFIX}{name}\n")
+    sys.stderr.flush()
+
+
+def _user_error(exc: Any) -> dict:
+    return {"user_error": {"class": type(exc).__name__, "message": exc.message,
+                           "hint": exc.hint, "detail": exc.detail}}
+
+
+def _set_threads(intra: int | None, inter: int | None) -> None:
+    import torch
+
+    if inter is not None:
+        torch.set_num_interop_threads(int(inter))
+    if intra is not None:
+        torch.set_num_threads(int(intra))
+
+
+def _prepare(payload: dict) -> tuple[Any, Any, tuple]:
+    """Load, resolve inputs, capture. Raises IrvizError for the user's mistakes."""
+    import torch
+
+    from ..errors import InputsError, UsageError
+    from ..frontends.capture import capture
+    from ..frontends.inputs import resolve_inputs
+    from ..frontends.loader import load
+
+    _phase("load")
+    result = load(payload["spec"])
+    if len(result.targets) != 1:
+        names = ", ".join(t.name for t in result.targets)
+        raise UsageError(f"{payload['spec']} names {len(result.targets)} models ({names}); "
+                         "measure takes one",
+                         hint=f"name one, e.g. {payload['spec']}:{result.targets[0].name}")
+    target = result.targets[0]
+    _phase("inputs")
+    inputs = resolve_inputs(target, payload.get("inputs"))
+    _phase("capture")
+    cap = capture(target, payload.get("mode") or "script", inputs)
+    scripted = cap.scripted
+    if inputs is None:
+        graph = scripted.graph
+        n_args = len(list(graph.inputs())) - (1 if isinstance(scripted, torch.jit.ScriptModule) else 0)
+        if n_args > 0:
+            where = ("pass them with inputs=... (--inputs)" if target.kind == "archive"
+                     else "pass them with inputs=... (--inputs) or define `example_inputs` "
+                          "in the model file (see README: Example inputs)")
+            raise InputsError(f"measuring runs {target.spec}, so it needs example inputs",
+                              hint=where)
+        inputs = ()
+    if isinstance(scripted, torch.jit.ScriptModule):
+        scripted.eval()
+    return target, cap, tuple(inputs)
+
+
+def _clone(value: Any) -> Any:
+    import torch
+
+    if isinstance(value, torch.Tensor):
+        return value.clone()
+    if isinstance(value, (tuple, list)):
+        return type(value)(_clone(v) for v in value)
+    if isinstance(value, dict):
+        return {k: _clone(v) for k, v in value.items()}
+    return value
+
+
+def _time(payload: dict, out: dict) -> None:
+    import torch
+
+    from ..ir.serial_baseline import (BaselineError, build_serial_baseline, one_line,
+                                      outputs_equal)
+    from .result import summarize
+    from .settings import OtherLoad
+
+    target, cap, inputs = _prepare(payload)
+    forked = cap.scripted
+    out.update(model=target.name, mode=cap.mode)
+    _phase("baseline")
+    try:
+        serial = build_serial_baseline(forked)
+        out["baseline"] = serial.description
+        out["baseline_info"] = serial.info
+    except BaselineError as exc:
+        serial = None
+        out["baseline_error"] = str(exc)
+    warmup = int(payload.get("warmup", 3))
+    repeats = int(payload.get("repeats", 7))
+    with torch.no_grad():
+        _phase("first call")
+        try:
+            ref = forked(*_clone(inputs))
+        except Exception as exc:  # noqa: BLE001 - the user's model
+            out["error"] = f"the model raised {one_line(exc)}"
+            return
+        if serial is not None:
+            _phase("first serial call")
+            try:
+                got = serial(*_clone(inputs))
+            except Exception as exc:  # noqa: BLE001
+                out["baseline_error"] = f"the serial baseline raised {one_line(exc)}"
+                out.pop("baseline", None)
+                out.pop("baseline_info", None)
+                serial = None
+            else:
+                out["outputs_match"] = outputs_equal(ref, got)
+        variants = [("serial", serial), ("forked", forked)] if serial is not None \
+            else [("forked", forked)]
+        _phase("warm-up")
+        try:
+            for _ in range(warmup):
+                for _, fn in variants:
+                    fn(*inputs)
+            _phase("timing")
+            wall: dict[str, list[float]] = {name: [] for name, _ in variants}
+            cpu: dict[str, list[float]] = {name: [] for name, _ in variants}
+            gc.collect()
+            gc.disable()
+            try:
+                with OtherLoad() as others:
+                    for _ in range(repeats):
+                        for name, fn in variants:  # A B A B ...
+                            c0, t0 = time.process_time(), time.perf_counter()
+                            fn(*inputs)
+                            t1, c1 = time.perf_counter(), time.process_time()
+                            wall[name].append(t1 - t0)
+                            cpu[name].append(c1 - c0)
+            finally:
+                gc.enable()
+            out["other_load"] = others.value
+        except Exception as exc:  # noqa: BLE001
+            out["error"] = f"the model raised {one_line(exc)}"
+            return
+    for name, _ in variants:
+        out[name] = summarize(wall[name], cpu[name]).to_dict()
+    if serial is not None:
+        out["speedup"] = round(out["serial"]["median_s"] / out["forked"]["median_s"], 4) \
+            if out["forked"]["median_s"] > 0 else None
+        pairs = [s / f for s, f in zip(wall["serial"], wall["forked"]) if f > 0]
+        out["speedup_paired"] = round(statistics.median(pairs), 4) if pairs else None
+
+
+def _profile(payload: dict, out: dict) -> None:
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile
+
+    from ..ir.serial_baseline import fork_site_labels, one_line
+    from .trace import tasks_from_trace
+
+    target, cap, inputs = _prepare(payload)
+    model = cap.scripted
+    out.update(model=target.name, mode=cap.mode)
+    sites = fork_site_labels(model)
+    top = target.name + (".forward" if isinstance(model, torch.jit.ScriptModule) else "")
+    settle = float(payload.get("settle_s", 0.05))
+    with torch.no_grad():
+        _phase("warm-up")
+        try:
+            for _ in range(max(int(payload.get("warmup", 3)), 1)):
+                model(*inputs)
+            time.sleep(settle)
+            _phase("profiled call")
+            with profile(activities=[ProfilerActivity.CPU], with_stack=True) as prof:
+                model(*inputs)
+                # the pool threads finish their profiler callbacks after the call returns;
+                # stopping the profiler at once has crashed the process
+                time.sleep(settle)
+        except Exception as exc:  # noqa: BLE001
+            out["error"] = f"the model raised {one_line(exc)}"
+            return
+    _phase("export")
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="irviz-trace-")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as fh:
+            trace = json.load(fh)
+    finally:
+        os.unlink(path)
+    out["chrome_trace"] = trace
+    out["tasks"] = [t.to_dict() for t in tasks_from_trace(trace, os.getpid(), sites, top)]
+    out["sites"] = {f"{os.path.basename(f)}:{line}": label for (f, line), label in sites.items()}
+
+
+def main() -> None:
+    real_stdout = os.fdopen(os.dup(1), "w")
+    os.dup2(2, 1)  # whatever the model prints goes to stderr
+    sys.stdout = sys.stderr
+    payload = json.loads(sys.stdin.read() or "{}")
+    _phase("threads")
+    out: dict[str, Any] = {"error": None}
+    try:
+        _set_threads(payload.get("intra_op"), payload.get("inter_op"))
+    except Exception as exc:  # noqa: BLE001
+        out["error"] = f"cannot set the thread counts: {exc}"
+    else:
+        import torch
+
+        from ..errors import IrvizError
+        from .settings import machine_facts
+
+        facts = machine_facts()
+        out.update(intra_op=torch.get_num_threads(), inter_op=torch.get_num_interop_threads(),
+                   cpu_count=facts["cpu_count"], load_avg=facts["load_avg"])
+        try:
+            if payload.get("action") == "profile":
+                _profile(payload, out)
+            else:
+                _time(payload, out)
+        except IrvizError as exc:
+            out = _user_error(exc)
+        except Exception as exc:  # noqa: BLE001 - never a traceback instead of a result
+            from ..ir.serial_baseline import one_line
+
+            out["error"] = f"measuring failed: {one_line(exc)}"
+    _phase("done")
+    real_stdout.write(json.dumps(out) + "\n")
+    real_stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+if __name__ == "__main__":
+    main()
