@@ -113,8 +113,6 @@ class _Findings:
     def report(self, rule: type[Rule], location: tuple, layer: str, **fields) -> None:
         """A finding of ``rule`` (the class, as pyflakes' ``report(messages.X, ...)``)."""
         path, line, col, end_line, end_col = (tuple(location) + (None, None, None))[:5]
-        if isinstance(rule, str):   # the AST layer's facts carry a code until they carry the class
-            rule = REGISTRY.get(rule)
         path = display_path(path)
         key = (rule.code, path, int(line))
         previous = self.found.get(key)

@@ -42,6 +42,8 @@ from typing import Any
 
 import torch
 
+from ...paths import TORCH_DIR, is_inside, is_torch_file
+
 # --------------------------------------------------------------------------- taint tags
 #: what a value holds; an expression's kinds are a frozenset of these
 TENSOR, TDATA, SIZE, SHAPE, META, NUM, TRAINING, FUTURE, TLIST = (
@@ -121,7 +123,6 @@ _TUPLE_RETURNING_MODULES = (torch.nn.RNNBase, torch.nn.MultiheadAttention,
                             torch.nn.AdaptiveLogSoftmaxWithLoss)
 _CONTAINERS = (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
 
-_TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
 
 
 def _resolve_dotted(name: str) -> Any:
@@ -155,7 +156,7 @@ _KNOWN_OBJECTS = [_resolve_dotted(n) for n in _KNOWN.values()]  # keep the ids a
 
 
 def _library_dirs() -> tuple[str, ...]:
-    dirs = {_TORCH_DIR}
+    dirs = {TORCH_DIR}
     for key in ("stdlib", "platstdlib", "purelib", "platlib"):
         path = sysconfig.get_paths().get(key)
         if path:
@@ -167,17 +168,14 @@ _LIBRARY_DIRS = _library_dirs()
 
 
 def _in_dirs(path: str | None, dirs: Iterable[str]) -> bool:
-    if not path:
-        return True
-    path = os.path.abspath(path)
-    return any(path == d or path.startswith(d + os.sep) for d in dirs)
+    return not path or any(is_inside(path, d) for d in dirs)
 
 
 def _is_torch_function(func: Any) -> bool:
     code = getattr(func, "__code__", None)
     if code is None:
         return True
-    return _in_dirs(code.co_filename, (_TORCH_DIR,))
+    return is_torch_file(code.co_filename)
 
 
 def _is_user_function(func: Any) -> bool:
