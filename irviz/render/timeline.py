@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 
 from .escape import xml_text
+from .style import TIMELINE, TIMELINE_MAIN, TIMELINE_TASKS
 
 __all__ = ["timeline_svg"]
 
@@ -24,12 +25,7 @@ BAR_H = 18
 CHAR_W = 6.3          # average width of an 11 px character
 TOP = 78              # title, summary line, axis
 
-MAIN_STYLE = ("#dbe9f6", "#1f5f99", "#0d3559")
-#: forked-task colours (fill, stroke, text), one per distinct label, in order of appearance
-TASK_STYLES = [("#ffd8a8", "#e8590c", "#5c2300"), ("#ffe3a3", "#c77c02", "#4d3000"),
-               ("#f8c4b4", "#c2410c", "#5a1a04"), ("#e9d5c3", "#8d5b34", "#3d2410"),
-               ("#fcd1e0", "#c2255c", "#5a0f2a"), ("#d3f0d8", "#2b8a3e", "#0f3d19")]
-
+_C = TIMELINE  # colours: the style table
 
 _e = xml_text  # every text and attribute value of the SVG
 
@@ -90,9 +86,9 @@ def timeline_svg(tasks: list[dict], title: str) -> str:
     if not tasks:
         return (f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="80" '
                 f'viewBox="0 0 {WIDTH} 80" font-family="{FONT}">'
-                f'<rect class="background" width="{WIDTH}" height="80" fill="#ffffff"/>'
+                f'<rect class="background" width="{WIDTH}" height="80" fill="{_C["background"]}"/>'
                 f'<text x="16" y="28" font-size="16" font-weight="bold">{_e(title)}</text>'
-                f'<text x="16" y="54" font-size="12" fill="#555555">no tasks were recorded'
+                f'<text x="16" y="54" font-size="12" fill="{_C["text"]}">no tasks were recorded'
                 f'</text></svg>\n')
     t0 = min(float(t["start_us"]) for t in tasks)
     t1 = max(float(t["start_us"]) + float(t["dur_us"]) for t in tasks)
@@ -114,28 +110,28 @@ def timeline_svg(tasks: list[dict], title: str) -> str:
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{WIDTH}" height="{height}" '
            f'viewBox="0 0 {WIDTH} {height}" font-family="{FONT}">',
            f'<title>{_e(title)}</title>',
-           f'<rect class="background" width="{WIDTH}" height="{height}" fill="#ffffff"/>',
-           f'<text x="16" y="26" font-size="16" font-weight="bold" fill="#222222">{_e(title)}</text>']
+           f'<rect class="background" width="{WIDTH}" height="{height}" fill="{_C["background"]}"/>',
+           f'<text x="16" y="26" font-size="16" font-weight="bold" fill="{_C["title"]}">{_e(title)}</text>']
     pool = len(order) - (1 if 0 in lanes else 0)
     summary = (f"{n_forked} forked task{'s' if n_forked != 1 else ''} on {pool} pool "
                f"thread{'s' if pool != 1 else ''} · call {_ms(wall)}")
-    out.append(f'<text x="16" y="45" font-size="12" fill="#555555">{_e(summary)}</text>')
+    out.append(f'<text x="16" y="45" font-size="12" fill="{_C["text"]}">{_e(summary)}</text>')
 
     # time axis
     axis_y = TOP - 8
     step = _nice_step(span / 1000)
     out.append(f'<line x1="{GUTTER}" y1="{axis_y}" x2="{GUTTER + plot_w}" y2="{axis_y}" '
-               f'stroke="#888888" stroke-width="1"/>')
+               f'stroke="{_C["axis"]}" stroke-width="1"/>')
     n_ticks = int(math.floor((span / 1000) / step + 1e-9))
     grid_bottom = height - 34
     for k in range(n_ticks + 1):
         v = k * step
         tx = x(t0 + v * 1000)
         out.append(f'<line x1="{tx:.1f}" y1="{axis_y - 4}" x2="{tx:.1f}" y2="{grid_bottom}" '
-                   f'stroke="#e3e3e3" stroke-width="1"/>')
-        out.append(f'<text x="{tx:.1f}" y="{axis_y - 8}" font-size="10" fill="#555555" '
+                   f'stroke="{_C["grid"]}" stroke-width="1"/>')
+        out.append(f'<text x="{tx:.1f}" y="{axis_y - 8}" font-size="10" fill="{_C["text"]}" '
                    f'text-anchor="middle">{_e(_tick_label(v, step) if k else "0")}</text>')
-    out.append(f'<text x="{GUTTER - 14}" y="{axis_y - 8}" font-size="10" fill="#555555" '
+    out.append(f'<text x="{GUTTER - 14}" y="{axis_y - 8}" font-size="10" fill="{_C["text"]}" '
                f'text-anchor="end">time (ms)</text>')
 
     y = TOP
@@ -144,19 +140,19 @@ def timeline_svg(tasks: list[dict], title: str) -> str:
         lane_h = len(rows) * ROW_H + 8
         if i % 2 == 0:
             out.append(f'<rect class="lane" x="0" y="{y}" width="{WIDTH}" height="{lane_h}" '
-                       f'fill="#f6f7f9" fill-opacity="0.8"/>')
+                       f'fill="{_C["lane"]}" fill-opacity="0.8"/>')
         name = "main thread" if lane == 0 else f"pool thread {lane}"
         out.append(f'<text x="{GUTTER - 10}" y="{y + 4 + ROW_H / 2 + 4:.1f}" font-size="12" '
-                   f'fill="#333333" text-anchor="end">{_e(name)}</text>')
+                   f'fill="{_C["lane_name"]}" text-anchor="end">{_e(name)}</text>')
         for r, row in enumerate(rows):
             by = y + 4 + r * ROW_H + (ROW_H - BAR_H) / 2
             for j, t in enumerate(row):
                 label = str(t.get("label") or t.get("name") or "task")
                 if lane == 0:
-                    fill, stroke, ink = MAIN_STYLE
+                    fill, stroke, ink = TIMELINE_MAIN
                 else:
                     if label not in palette:
-                        palette[label] = TASK_STYLES[len(palette) % len(TASK_STYLES)]
+                        palette[label] = TIMELINE_TASKS[len(palette) % len(TIMELINE_TASKS)]
                     fill, stroke, ink = palette[label]
                 start, dur = float(t["start_us"]), float(t["dur_us"])
                 bx, bw = x(start), max(dur * scale, 1.5)
@@ -186,6 +182,6 @@ def timeline_svg(tasks: list[dict], title: str) -> str:
     note = ("bars: the call on the main thread and each <forked function> task on the thread "
             "that started it; a task that waited is drawn until it finished (other tasks may "
             "have run on its thread meanwhile)")
-    out.append(f'<text x="16" y="{legend_y}" font-size="11" fill="#555555">{_e(note)}</text>')
+    out.append(f'<text x="16" y="{legend_y}" font-size="11" fill="{_C["text"]}">{_e(note)}</text>')
     out.append('</svg>')
     return "\n".join(out) + "\n"

@@ -1,0 +1,367 @@
+"""The words of a picture: node labels, folded constants, tooltips and the title.
+
+Kept apart from the decisions (:mod:`.plan`) and from the DOT syntax (:mod:`.dot`) so
+the text a reader sees can change without touching either. :class:`Labels` reads the
+graph, the facts analyses wrote on it and a :class:`~.plan.DrawPlan`; it returns label
+values (:class:`~.escape.HtmlLabel` markup or plain strings, every piece of model text
+escaped) and tooltips, never DOT statements. Colours come from :mod:`.style`.
+"""
+from __future__ import annotations
+
+import os
+from typing import NamedTuple
+
+import networkx as nx
+
+from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape, is_folded
+from ..ir.source import short_location, source_line
+from .escape import HtmlLabel, dot_html, truncate
+from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
+from .style import LEGEND, LEGEND_NOTES, NODE_STYLE, TEXT_COLOR
+
+__all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "tooltip"]
+
+#: folded constants shown in a label before "..."
+MAX_FOLDED = 3
+#: longest line of a tooltip, and most lines (the full text is in the JSON data)
+TOOLTIP_LINE = 200
+TOOLTIP_LINES = 40
+
+_h = dot_html     # text inside an HTML-like label
+
+
+def _truncate(text: str, width: int = 48) -> str:
+    return truncate(str(text), width)
+
+
+def _font(color: str, text: str) -> str:
+    """A small line of a label in one of the style table's text colours."""
+    return f'<FONT POINT-SIZE="9" COLOR="{TEXT_COLOR[color]}">{text}</FONT>'
+
+
+def tooltip(lines: list[str]) -> str:
+    """A tooltip: each line cut to :data:`TOOLTIP_LINE` characters, at most
+    :data:`TOOLTIP_LINES` lines."""
+    lines = [_truncate(line, TOOLTIP_LINE) for line in lines]
+    if len(lines) > TOOLTIP_LINES:
+        lines = lines[:TOOLTIP_LINES - 1] + [f"... {len(lines) - TOOLTIP_LINES + 1} more lines"]
+    return "\n".join(lines)
+
+
+def _strip_keyword(code: str | None, keyword: str) -> str | None:
+    if not code:
+        return None
+    code = code.strip()
+    if code.startswith(keyword + " "):
+        code = code[len(keyword) + 1:]
+    return code.rstrip(":")
+
+
+class Text(NamedTuple):
+    """What a drawn thing says: its label and its tooltip."""
+
+    label: str
+    tooltip: str
+
+
+class Labels:
+    """Labels and tooltips of what ``plan`` draws of ``G``."""
+
+    def __init__(self, G: nx.DiGraph, plan: DrawPlan, options: RenderOptions):
+        self.G = G
+        self.plan = plan
+        self.opt = options
+        self.blocks: dict[str, dict] = G.graph["blocks"]
+        self.rep = plan.representative
+        self.root_dir = options.source_root or (
+            os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
+        self._inside: dict[str, list[str]] | None = None
+
+    def _loc(self, location: str | None) -> str | None:
+        return short_location(location, self.root_dir)
+
+    # -- lint badges -------------------------------------------------------------
+    def _badge_rows(self, drawn: str) -> list[str]:
+        codes = sorted({f["code"] for f in self.plan.badges.get(drawn, ())})
+        return [_font("warning", f'<B>⚠ {_h(" ".join(codes))}</B>')] if codes else []
+
+    def _badge_tooltip(self, drawn: str) -> list[str]:
+        return [f"{f['code']} {f['name']}: {f['message']}"
+                for f in self.plan.badges.get(drawn, ())]
+
+    # -- folded constants --------------------------------------------------------
+    def const_text(self, node: str) -> str:
+        """How a folded node reads in its consumer's label (``size=[x.size(0), 12]``)."""
+        data = self.G.nodes[node]
+        if "irviz.shape_expr" in data:
+            return data["irviz.shape_expr"]
+        if data["kind"] == "prim::Constant":
+            return data["label"]
+        if data["kind"] == "prim::GetAttr":
+            shape = format_shape(data["outputs"][0]) if data["outputs"] else None
+            return f"{data['label']}: {shape}" if shape else data["label"]
+        if data["kind"] in ("prim::ListConstruct", "prim::TupleConstruct"):
+            items = [self.const_text(p[0]) for p in data["inputs"] if p]
+            bracket = "[]" if data["kind"] == "prim::ListConstruct" else "()"
+            return bracket[0] + ", ".join(items) + bracket[1]
+        return data["label"]
+
+    def folded(self, node: str) -> list[str]:
+        """``name=value`` for each input folded into this node's label."""
+        data = self.G.nodes[node]
+        names = data.get("arg_names") or []
+        out = []
+        for i, producers in enumerate(data["inputs"]):
+            if len(producers) != 1 or producers[0] not in self.G:
+                continue
+            producer = producers[0]
+            if self.rep[producer] is not None:
+                continue
+            value = self.const_text(producer)
+            if value == "None":
+                continue
+            name = names[i] if i < len(names) else None
+            out.append(f"{name}={value}" if name else value)
+        return out
+
+    # -- operations --------------------------------------------------------------
+    def op(self, node: str) -> Text:
+        """An IR node: its kind or code, shapes, folded arguments, lint badges."""
+        return Text(self._op_label(node), self._op_tooltip(node))
+
+    def _op_label(self, node: str) -> HtmlLabel:
+        data = self.G.nodes[node]
+        kind = data["kind"]
+        title = data["label"]
+        rows = []
+        if kind == "prim::If":
+            title = "if " + _truncate(_strip_keyword(data.get("code"), "if") or "…", 36)
+        elif kind == "prim::Loop":
+            trip = data.get("trip_count")
+            title = "loop"
+            count = data["inputs"][0] if data["inputs"] else []
+            if len(count) == 1 and count[0] in self.G and self.rep[count[0]] is None:
+                trip = self.const_text(count[0])   # e.g. xs.size(0), folded
+            if trip is not None:
+                rows.append(f"trip count: {trip}")
+        elif kind in ("prim::fork", "prim::awaitable"):
+            title = "fork" if kind == "prim::fork" else "awaitable"
+            callee = self._task_call(node)
+            if callee:
+                rows.append(f"→ {callee}")
+        shapes = [format_shape(o) for o in data["outputs"]]
+        shapes = [s for s in shapes if s]
+        if shapes:
+            rows.append(_truncate(", ".join(shapes), 40))
+        elif kind == "prim::Param" and data["outputs"]:
+            rows.append(data["outputs"][0]["type"])
+        folded = self.folded(node) if kind != "prim::Loop" else []
+        if folded:
+            more = "…" if len(folded) > MAX_FOLDED else ""
+            rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
+        cells = [f"<B>{_h(_truncate(title, 60))}</B>"]
+        cells += [_font("detail", _h(_truncate(r, 60))) for r in rows if r]
+        cells += self._badge_rows(node)
+        return HtmlLabel("<" + "<BR/>".join(cells) + ">")
+
+    def _task_call(self, fork: str) -> str | None:
+        """The call a fork's task makes, named as its call cluster is (``models.0``,
+        ``foo()``, ``models.0.cell_f.forward__0``); None when the task calls nothing
+        (traced). ``irviz.fork``'s ``callee`` names the same call in the analyses' own
+        words (``models.0.forward``, ``fork_basics.foo``, ``aten::neg``), which would
+        change the picture."""
+        task = f"{fork}/task"
+        for info in self.blocks.values():
+            if info["parent"] != task or info["kind"] not in CALL_KINDS:
+                continue
+            if info["kind"] == "function":
+                return info["label"]
+            method = info.get("method")
+            suffix = f".{method}" if method not in (None, "forward") else ""
+            return info["label"].split(":")[0] + suffix
+        return None
+
+    def _op_tooltip(self, node: str) -> str:
+        data = self.G.nodes[node]
+        lines = [data["kind"]]
+        loc = data.get("user_source") or data.get("source")
+        if loc:
+            lines.append(f"source: {self._loc(loc)}")
+            text = source_line(loc)
+            if text:
+                lines.append(f"  {_truncate(text, 80)}")
+        if data.get("source") and data.get("user_source") != data.get("source"):
+            lines.append(f"op defined at: {self._loc(data['source'])}")
+        scope = data.get("scope")
+        lines.append(f"scope: {scope or '<root>'} ({data.get('scope_class')})")
+        for i, out in enumerate(data["outputs"]):
+            shape = format_shape(out)
+            name = f"{out['name']}: " if out.get("name") else ""
+            lines.append(f"out{i}: {name}{out['type']}" + (f" [{shape}]" if shape else ""))
+        folded = self.folded(node)
+        if folded:
+            lines.append("args: " + ", ".join(folded))
+        lines += self._badge_tooltip(node)
+        if "irviz.waits" in data:
+            waits = data["irviz.waits"]
+            lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
+                                                  or w for w in waits) or "never waited"))
+        return tooltip(lines)
+
+    # -- module calls ------------------------------------------------------------
+    def _ops_row(self, ops: int, shown: list[str]) -> str:
+        """``7 ops → 2×8 float32``: how many ops, and what the last one returns."""
+        last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
+        shape = format_shape(last_out[0]) if last_out else None
+        return _font("detail", f'{ops} op{"s" if ops != 1 else ""}'
+                     + (f" → {_h(shape)}" if shape else ""))
+
+    def box(self, cid: str) -> Text:
+        """A call drawn as one box: its label, op count and what it returns."""
+        info = self.blocks[cid]
+        box = f"box:{cid}"
+        shown = [n for n in self.plan.members.get(box, ()) if not is_folded(self.G.nodes[n])]
+        ops = len(shown)
+        rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown)]
+        label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
+        lines = [f"{info['kind']} call: {info['label']}",
+                 f"type: {info.get('qualified_type')}"]
+        if info.get("user_source"):
+            lines.append(f"called at: {self._loc(info['user_source'])}")
+        lines.append(f"collapsed: {ops} operations inside")
+        lines += self._badge_tooltip(box)
+        return Text(label, tooltip(lines))
+
+    def roll(self, rid: str) -> Text:
+        """The calls between the first and the last of a rolled run, as one node: their
+        paths, how many, what the last one returns."""
+        calls = self.plan.rolls[rid]
+        first, last = self.blocks[calls[0]], self.blocks[calls[-1]]
+        middle = [self.blocks[c] for c in calls[1:-1]]
+        if self._inside is None:
+            self._inside = nodes_by_call(self.G)
+        members = self.plan.members.get(rid, ())
+        ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
+        shown = [n for n in self._inside[calls[-2]] if not is_folded(self.G.nodes[n])]
+        kind = call_type(first)
+        names = [call_name(info) for info in middle]
+        head = f"{names[0]} … {names[-1]}"
+        rows = [f"<B>{_h(_truncate(head, 60))}</B>",
+                _font("detail", _h(_truncate(
+                    f"{kind} × {len(names)} (same as {call_name(first)})", 60))),
+                self._ops_row(ops, shown)]
+        label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
+        lines = [f"{len(names)} repeated calls of {kind} rolled up "
+                 f"(type: {first.get('qualified_type') or first['label']})",
+                 f"between {call_name(first)} and {call_name(last)}, "
+                 "drawn before and after",
+                 f"{ops} operations inside, {ops // max(len(names), 1)} per call"]
+        if middle[0].get("user_source"):
+            lines.append(f"called at: {self._loc(middle[0]['user_source'])}")
+        line = "calls:"
+        for name in names:  # the paths, a line at a time
+            if len(line) + len(name) > 120:
+                lines.append(line)
+                line = " "
+            line += f" {name}"
+        lines.append(line)
+        lines += self._badge_tooltip(rid)
+        return Text(label, tooltip(lines))
+
+    def call_cluster(self, cid: str) -> Text:
+        """The frame of a call drawn open: its label, method, and what a trace froze."""
+        info = self.blocks[cid]
+        where = self._loc(info.get("user_source"))
+        label = f"<<B>{_h(_truncate(info['label'], 80))}</B>"
+        if info.get("method") not in (None, "forward") and info["kind"] == "method":
+            label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
+        frozen = info.get("irviz.frozen")
+        if frozen:
+            label += (f'<BR/><FONT COLOR="{TEXT_COLOR["warning"]}" POINT-SIZE="9">'
+                      f'{_h(_truncate(frozen, 140))}</FONT>')
+        return Text(HtmlLabel(label + ">"),
+                    tooltip([f"{info['label']}" + (f" (called at {where})" if where else "")]))
+
+    def empty_call(self, cid: str) -> Text:
+        """What an open call that ran no operation says (a traced module that only
+        returned its input)."""
+        info = self.blocks[cid]
+        return Text("no operations recorded",
+                    tooltip([f"{info['label']}: the call ran no operations "
+                             f"(it returned its input or a constant)"]))
+
+    # -- control flow ------------------------------------------------------------
+    def control_frame(self, node: str) -> Text:
+        """The frame around an ``If``/``Loop``/``fork`` node and its blocks: its code."""
+        data = self.G.nodes[node]
+        where = self._loc(data.get("user_source") or data.get("source"))
+        code = data.get("code") or {
+            "prim::fork": "torch.jit.fork (traced: no source line)",
+            "prim::awaitable": "torch.jit._awaitable"}.get(data["kind"], data["kind"])
+        label = f"<<B>{_h(_truncate(code, 60))}</B>"
+        if where:
+            label += f' <FONT POINT-SIZE="9">{_h(_truncate(where, 60))}</FONT>'
+        return Text(HtmlLabel(label + ">"), tooltip([f"{data['kind']} at {where}"]))
+
+    def block(self, cid: str) -> Text:
+        """The frame of one block of a control node (``then``, ``loop body``, a task)."""
+        info = self.blocks[cid]
+        text = info["label"]
+        if info["kind"] in TASK_KINDS:
+            text = "forked task (runs in parallel until its wait)"
+        return Text(text, text)
+
+    def empty_block(self, cid: str) -> Text:
+        info = self.blocks[cid]
+        text = "passes its input through" if info["kind"].startswith("if") else "empty"
+        return Text(text, tooltip([f"{info['label']}: no operations"]))
+
+    # -- edges -------------------------------------------------------------------
+    def edge_tooltip(self, data: dict) -> str:
+        """An edge's value: its type and shape."""
+        shape = format_shape(data)
+        return tooltip([(data.get("type") or "") + (f" [{shape}]" if shape else "")])
+
+    def ghost(self, drawn: str) -> Text:
+        """A value drawn again beside a far consumer: the name of what it repeats."""
+        if drawn.startswith("box:"):
+            name = self.blocks[drawn[4:]]["label"]
+        elif drawn.startswith("roll:"):
+            calls = self.plan.rolls[drawn]
+            name = (f"{call_name(self.blocks[calls[1]])} … "
+                    f"{call_name(self.blocks[calls[-2]])}")
+        else:
+            name = self.G.nodes[drawn]["label"]
+        return Text(f"↺ {_truncate(name, 48)}",
+                    f"same value as {drawn} (drawn again to avoid a long edge)")
+
+    # -- the title ---------------------------------------------------------------
+    def graph_tooltip(self) -> str:
+        return tooltip([self.G.graph.get("name") or "irviz"])
+
+    def title(self) -> HtmlLabel:
+        """Title, notes (the caller's, the plan's, findings with no node) and legend."""
+        G = self.G
+        title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
+        span = len(LEGEND)
+        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}"><B>{_h(_truncate(title, 140))}</B>'
+                f' <FONT COLOR="{TEXT_COLOR["mode"]}">({_h(G.graph.get("mode"))})</FONT>'
+                '</TD></TR>']
+        notes = list(self.opt.notes) + list(self.plan.notes) + [
+            f"⚠ {f['code']} {os.path.basename(f['path'])}:{f['line']}: {f['message']}"
+            for f in self.plan.unplaced_findings]
+        for note in notes:
+            rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                        f'<FONT COLOR="{TEXT_COLOR["warning"]}">{_h(_truncate(note, 140))}'
+                        '</FONT></TD></TR>')
+        cells = []
+        for category, text in LEGEND:
+            style = NODE_STYLE[category]
+            cells.append(f'<TD BGCOLOR="{style["fillcolor"]}" COLOR="{style["color"]}">'
+                         f'<FONT POINT-SIZE="9">{_h(text)}</FONT></TD>')
+        rows.append("<TR>" + "".join(cells) + "</TR>")
+        rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                    + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
+                    + "</TD></TR>")
+        return HtmlLabel('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
+                         + "".join(rows) + "</TABLE>>")

@@ -1,0 +1,528 @@
+"""What a picture of the IR graph shows, decided apart from how it is written.
+
+:func:`plan_view` makes every decision about *what* is drawn: which module calls are
+boxes (``--depth``, ``--focus``, library modules, the drawn-node budget), which runs of
+repeated sibling calls are rolled into one node, which empty library boxes are left out,
+what each open container draws in which order, and on which drawn node each lint finding
+sits. It returns a :class:`DrawPlan`: plain, immutable data with no DOT in it, so the DOT
+writer (:mod:`.dot`), the labels (:mod:`.labels`) and the HTML viewer's module pages
+(:mod:`.html`) all read the same decisions instead of re-deriving them (or parsing DOT).
+
+Like the rest of ``render/``, it reads the graph and the facts analyses wrote on it and
+never changes them; the same graph and options give the same plan.
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Mapping, NamedTuple
+
+import networkx as nx
+
+from ..ir.model import CALL_KINDS, is_folded
+from ..ir.source import split_location
+from ..perf import gc_paused
+
+__all__ = ["DrawPlan", "Drawn", "MIN_ROLL_RUN", "RenderOptions", "call_name", "call_type",
+           "is_library_call", "nodes_by_call", "plan_view"]
+
+#: fewest consecutive identical sibling module calls rolled into one node when the budget
+#: demands it (the first and the last call stay drawn, the ones between become the node)
+MIN_ROLL_RUN = 4
+
+
+@dataclass
+class RenderOptions:
+    """What to draw. ``depth`` None = every module expanded."""
+
+    depth: int | None = None
+    expand_library: bool = False
+    #: drawn-node budget: above it, module calls are collapsed from the deepest level up
+    #: until the picture fits (None or 0: no budget). dot needs ~0.6 s at 1k nodes, ~19 s
+    #: at 5k (measured), so the default keeps large models fast and readable.
+    max_nodes: int | None = 1000
+    #: module path to draw expanded, everything outside its call chain collapsed
+    focus: str | None = None
+    title: str | None = None
+    #: paths in labels/tooltips are shown relative to this directory
+    source_root: str | None = None
+    notes: list[str] = field(default_factory=list)
+    #: lint findings to draw (``Diagnostic.to_dict()`` records): a badge on the node(s) of
+    #: the finding's line, or a line under the title when no node has that line
+    findings: list[dict] = field(default_factory=list)
+
+
+class Drawn(NamedTuple):
+    """One thing an open container draws directly, in drawing order.
+
+    ``kind`` is ``node`` (an IR node), ``control`` (an ``If``/``Loop``/``fork`` node framed
+    together with its ``blocks``), ``box`` (a collapsed call container), ``roll`` (a run
+    of repeated calls, ``id`` is the roll id) or ``cluster`` (a call container drawn open;
+    its own contents are ``DrawPlan.contents[id]``).
+    """
+
+    kind: str
+    id: str
+    blocks: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class DrawPlan:
+    """Everything :func:`plan_view` decided; ids are the ones the DOT and SVG use
+    (IR node ids, ``box:<call container>``, ``roll:<first rolled call container>``)."""
+
+    #: container id -> the outermost call container above it (or itself) drawn as a box
+    collapsed: Mapping[str, str]
+    #: IR node -> the drawn id standing for it: itself, its box or its roll node; None
+    #: when it is not drawn (folded into its consumers, or inside a left-out box)
+    representative: Mapping[str, str | None]
+    #: roll id -> the run's call containers (the first and the last are drawn on their
+    #: own, the ones between are the roll node), in the order they were rolled up
+    rolls: Mapping[str, tuple[str, ...]]
+    #: call containers drawn as boxes, in drawing order
+    boxes: tuple[str, ...]
+    #: box or roll id -> the IR nodes it stands for, in program order
+    members: Mapping[str, tuple[str, ...]]
+    #: ``box:<cid>`` of library calls that recorded no operation, left out of the picture
+    skipped_boxes: frozenset[str]
+    #: container drawn open (``root``, open calls, blocks of drawn control nodes) -> what
+    #: it draws directly, in drawing order
+    contents: Mapping[str, tuple[Drawn, ...]]
+    #: how many nodes the picture draws (IR nodes, boxes and roll nodes)
+    drawn_count: int
+    #: what was decided that the user should hear (e.g. the budget collapsed modules)
+    notes: tuple[str, ...]
+    #: drawn id -> the lint findings on its source line
+    badges: Mapping[str, tuple[dict, ...]]
+    #: findings whose line no drawn node has (said under the title instead)
+    unplaced_findings: tuple[dict, ...]
+
+
+def is_library_call(info: dict) -> bool:
+    """A call container (``G.graph["blocks"][cid]``) of a torch.nn module, drawn as one box
+    by default - but not the containers (Sequential, ModuleList, ModuleDict), which hold
+    the user's own modules."""
+    qual = info.get("qualified_type") or ""
+    if ".torch.nn.modules.container." in qual or qual.startswith("torch.nn.modules.container."):
+        return False
+    return ".torch.nn." in qual or qual.startswith("torch.nn.")
+
+
+def call_name(info: dict) -> str:
+    """How a call container is named to the user: its module path, else its label."""
+    return info.get("module") or info["label"]
+
+
+def call_type(info: dict) -> str:
+    """The class a call container calls (``Block``)."""
+    return info.get("class") or info["label"].rsplit(": ", 1)[-1]
+
+
+def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
+    """Call container id -> its IR nodes at any depth, in program order."""
+    blocks = G.graph["blocks"]
+    out: dict[str, list[str]] = {}
+    for node, block in G.nodes(data="block"):
+        while block is not None:
+            if blocks[block]["kind"] in CALL_KINDS:
+                out.setdefault(block, []).append(node)
+            block = blocks[block]["parent"]
+    return out
+
+
+def plan_view(G: nx.DiGraph, options: RenderOptions | None = None) -> DrawPlan:
+    """Decide what the picture of ``G`` draws under ``options`` (see the module doc).
+
+    Raises :class:`irviz.errors.UsageError` when ``options.focus`` names no module call.
+    """
+    with gc_paused():
+        return _Planner(G, options or RenderOptions()).plan()
+
+
+def _frozen(mapping: dict) -> Mapping:
+    return MappingProxyType(mapping)
+
+
+class _Planner:
+    """The state of one :func:`plan_view` call."""
+
+    def __init__(self, G: nx.DiGraph, options: RenderOptions):
+        self.G = G
+        self.opt = options
+        self.blocks: dict[str, dict] = G.graph["blocks"]
+        self.notes: list[str] = []
+        self._order: list[str] = list(G)
+        self._pos = {n: i for i, n in enumerate(self._order)}
+        self._inside: dict[str, list[str]] | None = None
+        self._runs_found: list[list[str]] | None = None
+
+    def plan(self) -> DrawPlan:
+        collapsed, rolled, rolls = self._choose_collapse()
+        rep = {n: self._representative(n, collapsed, rolled) for n in self.G}
+        members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
+        for node, r in rep.items():
+            if r is not None and r.startswith(("box:", "roll:")):
+                members.setdefault(r, []).append(node)
+        skipped = self._empty_library_boxes(members)
+        for box in skipped:
+            for node in members.pop(box):
+                rep[node] = None
+        contents, boxes = self._contents(collapsed, rep, rolls, skipped)
+        badges, unplaced = self._place_findings(rep)
+        return DrawPlan(
+            collapsed=_frozen(collapsed),
+            representative=_frozen(rep),
+            rolls=_frozen({rid: tuple(calls) for rid, calls in rolls.items()}),
+            boxes=tuple(boxes),
+            members=_frozen({k: tuple(v) for k, v in members.items()}),
+            skipped_boxes=frozenset(skipped),
+            contents=_frozen(contents),
+            drawn_count=len({r for r in rep.values() if r is not None}),
+            notes=tuple(self.notes),
+            badges=_frozen({k: tuple(v) for k, v in badges.items()}),
+            unplaced_findings=tuple(unplaced))
+
+    # -- which calls are boxes ---------------------------------------------------
+    def _chain(self, block: str) -> list[str]:
+        """Container ids from the root down to ``block``."""
+        chain = []
+        while block is not None:
+            chain.append(block)
+            block = self.blocks[block]["parent"]
+        return chain[::-1]
+
+    def _collapsed_containers(self, depth: int | None,
+                              focus: set[str] | None = None) -> dict[str, str]:
+        """container id -> id of the outermost collapsed call container above it.
+
+        ``focus``: the call containers to keep open (the focused module's calls, their
+        ancestors and everything inside them); every other call is collapsed.
+        """
+        out: dict[str, str] = {}
+        for cid in self.blocks:
+            for anc in self._chain(cid):
+                info = self.blocks[anc]
+                if info["kind"] not in CALL_KINDS:
+                    continue
+                too_deep = depth is not None and info["depth"] > depth
+                library = not self.opt.expand_library and is_library_call(info)
+                outside = focus is not None and anc not in focus
+                if too_deep or library or outside:
+                    out[cid] = anc
+                    break
+        return out
+
+    def _drawn_count(self, collapsed: dict[str, str],
+                     rolled: dict[str, str] | None = None) -> int:
+        reps = set()
+        for node, data in self.G.nodes(data=True):
+            roll = rolled.get(node) if rolled else None
+            if roll is not None:
+                reps.add(roll)
+                continue
+            box = collapsed.get(data["block"])
+            if box is not None:
+                reps.add(box)
+            elif not is_folded(data):
+                reps.add(node)
+        return len(reps)
+
+    def _focused_calls(self) -> list[str]:
+        """The call containers of the focused module (none without --focus)."""
+        if not self.opt.focus:
+            return []
+        return [cid for cid, info in self.blocks.items()
+                if info["kind"] in CALL_KINDS and info.get("module") == self.opt.focus]
+
+    def _focus_set(self) -> set[str] | None:
+        focus = self.opt.focus
+        if not focus:
+            return None
+        calls = {cid: info for cid, info in self.blocks.items() if info["kind"] in CALL_KINDS}
+        hits = self._focused_calls()
+        if not hits:
+            from ..errors import UsageError
+            import difflib
+
+            modules = sorted({info.get("module") for info in calls.values()
+                              if info.get("module")})
+            close = difflib.get_close_matches(focus, modules, n=3)
+            raise UsageError(f"--focus {focus}: the model has no module call with that path",
+                             hint=(f"did you mean {', '.join(close)}? " if close else "")
+                             + f"module paths: {', '.join(modules[:30])}"
+                             + (" ..." if len(modules) > 30 else ""))
+        keep: set[str] = set()
+        for cid in hits:
+            keep.update(self._chain(cid))
+        for cid in calls:
+            if any(anc in hits for anc in self._chain(cid)):
+                keep.add(cid)
+        return keep
+
+    def _choose_collapse(self) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
+        """Apply --depth/--focus; then fit the drawn-node budget. Returns the collapsed
+        containers, IR node -> roll node, and roll node -> the run's calls.
+
+        Over the budget, the depth levels are tried from the deepest up: the calls deeper
+        than the level collapsed into boxes and, when that alone still draws too many
+        nodes, runs of repeated sibling calls rolled into one node each
+        (:meth:`_roll_up`). Of the pictures that fit, the one drawing the most nodes wins
+        (a tie goes to the deeper level; with --focus, a picture keeping the focused call
+        open beats any that boxes it). So rolling comes before giving up a level when it
+        keeps more detail - 1,667 identical blocks draw the first and the last block open
+        around one roll node, not 1,669 boxes - and depth alone wins when it keeps more -
+        10 stages of 100 blocks at a budget of 5,000 draw 1,000 block boxes rather than
+        every stage's blocks rolled. Nothing is rolled when the picture fits as it is, nor
+        under an explicit --depth; the focused call and its ancestors are never rolled.
+        When nothing fits, the shallowest level with every run rolled is drawn, and the
+        note says so.
+        """
+        focus = self._focus_set()
+        collapsed = self._collapsed_containers(self.opt.depth, focus)
+        budget = self.opt.max_nodes
+        if not budget or self.opt.depth is not None:
+            return collapsed, {}, {}
+        drawn = self._drawn_count(collapsed)
+        if drawn <= budget:
+            return collapsed, {}, {}
+        depths = sorted({info["depth"] for info in self.blocks.values()
+                         if info["kind"] in CALL_KINDS}, reverse=True)
+        levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
+        focused = self._focused_calls()
+        best = None  # (rank, count, depth, collapsed, rolled, rolls)
+        for depth, candidate in levels:
+            if candidate is None:
+                candidate = self._collapsed_containers(depth, focus)
+            rank = (not any(cid in candidate for cid in focused),)
+            count = self._drawn_count(candidate)
+            if count <= budget:  # depth alone fits; shallower levels only draw less
+                if best is None or rank + (count,) > best[0]:
+                    best = (rank + (count,), count, depth, candidate, {}, {})
+                break
+            rolled, rolls, rolled_count = self._roll_up(candidate, count, budget)
+            if rolled_count <= budget and (best is None or rank + (rolled_count,) > best[0]):
+                best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
+            last = (None, rolled_count, depth, candidate, rolled, rolls)
+        if best is None:  # nothing fits: the fewest nodes there are
+            best = last
+        _, count, depth, candidate, rolled, rolls = best
+        self.notes.append(self._budget_note(drawn, budget, count, depth, rolls))
+        return candidate, rolled, rolls
+
+    def _budget_note(self, drawn: int, budget: int, count: int, depth: int | None,
+                     rolls: dict[str, list[str]]) -> str:
+        did = []
+        if depth is not None:
+            did.append(f"module calls deeper than {depth} are drawn as boxes")
+        if rolls:
+            runs = []
+            for calls in list(rolls.values())[:2]:
+                first, last = self.blocks[calls[1]], self.blocks[calls[-2]]
+                runs.append(f"{call_name(first)} … {call_name(last)}, "
+                            f"{len(calls) - 2} × {call_type(first)}")
+            more = len(rolls) - len(runs)
+            n = len(rolls)
+            did.append(f"{n} run{'s' if n != 1 else ''} of repeated calls "
+                       f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
+                       + (f"; {more} more" if more else "") + ")")
+        if not did:
+            return (f"{drawn} nodes exceed the budget of {budget}, but the model has "
+                    "no module calls to collapse: drawing all of them")
+        over = ", still over the budget" if count > budget else ""
+        return (f"{drawn} nodes exceed the budget of {budget}: " + ", and ".join(did)
+                + f" ({count} nodes{over}; --depth or --max-nodes to change, "
+                  "--focus MODULE to open one)")
+
+    # -- rolling up runs of repeated calls ---------------------------------------
+    def _call_nodes(self) -> dict[str, list[str]]:
+        """Call container id -> its IR nodes at any depth, in program order (once)."""
+        if self._inside is None:
+            self._inside = nodes_by_call(self.G)
+        return self._inside
+
+    def _runs(self) -> list[list[str]]:
+        """Runs of repeated calls: at least :data:`MIN_ROLL_RUN` call containers with the
+        same parent, consecutive in program order, of the same kind, type and method and
+        with the same number of ops; between two calls of a run only nodes of the parent,
+        the same kinds in every gap (a transformer's tuple unpacking between layers).
+        The focused call and its ancestors end a run. Program order; computed once."""
+        if self._runs_found is not None:
+            return self._runs_found
+        inside = self._call_nodes()
+        G, pos, order = self.G, self._pos, self._order
+        never: set[str] = set()
+        for cid in self._focused_calls():
+            never.update(self._chain(cid))
+        siblings: dict[str, list[str]] = {}
+        for cid in inside:  # calls that ran no operation have no place: never rolled
+            siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
+
+        def signature(cid: str) -> tuple:
+            info = self.blocks[cid]
+            ops = sum(1 for n in inside[cid] if not is_folded(G.nodes[n]))
+            return (info["kind"], info.get("qualified_type") or info["label"],
+                    info.get("method"), ops)
+
+        runs: list[list[str]] = []
+        for parent, calls in siblings.items():
+            calls.sort(key=lambda c: pos[inside[c][0]])
+            run: list[str] = []
+            run_sig = gap_sig = None
+            for cid in calls + [None]:
+                sig = signature(cid) if cid is not None else None
+                if run and cid is not None and cid not in never and sig == run_sig:
+                    gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
+                    if all(G.nodes[n]["block"] == parent for n in gap):
+                        kinds = tuple(G.nodes[n]["kind"] for n in gap
+                                      if not is_folded(G.nodes[n]))
+                        if len(run) == 1 or kinds == gap_sig:
+                            run.append(cid)
+                            gap_sig = kinds
+                            continue
+                if len(run) >= MIN_ROLL_RUN:
+                    runs.append(run)
+                run = [cid] if cid is not None and cid not in never else []
+                run_sig, gap_sig = sig, None
+        runs.sort(key=lambda r: pos[inside[r[0]][0]])
+        self._runs_found = runs
+        return runs
+
+    def _roll_up(self, collapsed: dict[str, str], count: int,
+                 budget: int) -> tuple[dict[str, str], dict[str, list[str]], int]:
+        """Roll up runs (:meth:`_runs`) whose parent is drawn open, longest first, runs of
+        the same length together (ten stages of 100 blocks look alike), until the
+        picture fits ``budget``. In a rolled run the first and the last call stay as
+        they are; every node of the calls between (and of the parent between them) is
+        represented by the node ``roll:<first rolled cid>``.
+
+        Returns IR node -> roll node, roll node -> the run's calls, and the drawn count.
+        """
+        inside = self._call_nodes()
+        runs = [r for r in self._runs() if self.blocks[r[0]]["parent"] not in collapsed]
+        runs.sort(key=lambda r: -len(r))  # stable: program order among equal lengths
+        rolled: dict[str, str] = {}
+        rolls: dict[str, list[str]] = {}
+        i = 0
+        while count > budget and i < len(runs):
+            length = len(runs[i])
+            while i < len(runs) and len(runs[i]) == length:
+                run = runs[i]
+                i += 1
+                start, end = inside[run[1]][0], inside[run[-2]][-1]
+                if start in rolled:  # inside a call an outer run already rolled
+                    continue
+                rid = f"roll:{run[1]}"
+                parent = self.blocks[run[0]]["parent"]
+                for node in self._order[self._pos[start]:self._pos[end] + 1]:
+                    data = self.G.nodes[node]
+                    if data["block"] != parent or not is_folded(data):
+                        rolled[node] = rid  # an inner run rolled before is swallowed
+                rolls[rid] = run
+            count = self._drawn_count(collapsed, rolled)
+        live = set(rolled.values())
+        return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
+
+    # -- what stands for each node -----------------------------------------------
+    def _representative(self, node: str, collapsed: dict[str, str],
+                        rolled: dict[str, str]) -> str | None:
+        roll = rolled.get(node)
+        if roll is not None:
+            return roll
+        data = self.G.nodes[node]
+        box = collapsed.get(data["block"])
+        if box is not None:
+            return f"box:{box}"
+        if is_folded(data):
+            return None
+        return node
+
+    def _empty_library_boxes(self, members: dict[str, list[str]]) -> set[str]:
+        """A collapsed library call that recorded no operation (a traced ``nn.Identity``)
+        has no edges; drawn, it is a stray box at the top of its cluster that pushes the
+        layout into a staircase (ResNet-18). Its folded constants are not drawn either."""
+        return {box for box, nodes in members.items()
+                if box.startswith("box:") and is_library_call(self.blocks[box[4:]])
+                and all(is_folded(self.G.nodes[n]) for n in nodes)}
+
+    # -- what each open container draws ------------------------------------------
+    def _contents(self, collapsed: dict[str, str], rep: dict[str, str | None],
+                  rolls: dict[str, list[str]], skipped: set[str]
+                  ) -> tuple[dict[str, tuple[Drawn, ...]], list[str]]:
+        """Open container -> what it draws, and the boxes in drawing order: a container
+        draws its own nodes first (a control node framed with the blocks it owns), then
+        its calls - a roll node for the first rolled call of a run (the others are in
+        it), a box, or the call drawn open."""
+        kids: dict[str, list[str]] = {cid: [] for cid in self.blocks}
+        for cid, info in self.blocks.items():
+            if info["parent"] is not None:
+                kids[info["parent"]].append(cid)
+        own: dict[str, list[str]] = {cid: [] for cid in self.blocks}
+        for node, block in self.G.nodes(data="block"):
+            own[block].append(node)
+        middles = {c for calls in rolls.values() for c in calls[1:-1]}
+        contents: dict[str, tuple[Drawn, ...]] = {}
+        boxes: list[str] = []
+
+        def visit(cid: str) -> None:
+            owned: dict[str, list[str]] = {}
+            for child in kids[cid]:
+                owner = self.blocks[child].get("owner")
+                if owner is not None:
+                    owned.setdefault(owner, []).append(child)
+            drawn: list[Drawn] = []
+            contents[cid] = ()   # before the blocks below: the drawing order of containers
+            for node in own[cid]:
+                if rep[node] != node:
+                    continue
+                if node in owned:
+                    drawn.append(Drawn("control", node, tuple(owned[node])))
+                    for block in owned[node]:
+                        visit(block)
+                else:
+                    drawn.append(Drawn("node", node))
+            for child in kids[cid]:
+                if self.blocks[child].get("owner") is not None:
+                    continue
+                if child in middles:  # drawn once, as the run's roll node
+                    if f"roll:{child}" in rolls:
+                        drawn.append(Drawn("roll", f"roll:{child}"))
+                    continue
+                if collapsed.get(child) == child:
+                    if f"box:{child}" not in skipped:
+                        drawn.append(Drawn("box", child))
+                        boxes.append(child)
+                elif child not in collapsed:
+                    drawn.append(Drawn("cluster", child))
+                    visit(child)
+            contents[cid] = tuple(drawn)
+
+        visit("root")
+        return contents, boxes
+
+    # -- lint findings -----------------------------------------------------------
+    def _place_findings(self, rep: dict[str, str | None]
+                        ) -> tuple[dict[str, list[dict]], list[dict]]:
+        """Drawn node (or box) -> findings on its source line; findings with no node."""
+        if not self.opt.findings:
+            return {}, []
+        by_line: dict[tuple[str, int], str] = {}
+        absolute: dict[str, str] = {}   # a few source files, thousands of nodes
+        for node, data in self.G.nodes(data=True):
+            r = rep[node]
+            loc = data.get("user_source")
+            if r is None or not loc:
+                continue
+            path, line, _ = split_location(loc)
+            if path not in absolute:
+                absolute[path] = os.path.abspath(path)
+            by_line.setdefault((absolute[path], line), r)
+        badges: dict[str, list[dict]] = {}
+        unplaced = []
+        for finding in self.opt.findings:
+            r = by_line.get((os.path.abspath(finding["path"]), finding["line"]))
+            if r is None:
+                unplaced.append(finding)
+            else:
+                badges.setdefault(r, []).append(finding)
+        return badges, unplaced
