@@ -148,7 +148,12 @@ def _predictions(channels: int, seq: int, batch: int) -> dict:
         try:
             view = api.visualize(f"{SAMPLE}:{cls}(channels={channels})",
                                  inputs=f"torch.rand({seq}, {batch}, {channels})")[0]
-            par = view.graph.graph.get("irviz.parallelism")
+            from dataclasses import asdict
+
+            from irviz.analyses.parallelism import facts as parallelism_facts
+
+            found = parallelism_facts(view.graph)
+            par = asdict(found) if found is not None else None
         except Exception as exc:  # noqa: BLE001 - the analysis is work in progress
             return {"error": f"visualize failed: {type(exc).__name__}: {exc}"}
         if not par:

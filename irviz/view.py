@@ -12,7 +12,7 @@ import networkx as nx
 
 from . import __version__
 from .frontends.capture import Capture
-from .render.dot import RenderOptions, build_dot
+from .render.dot import DotResult, RenderOptions, build_dot
 from .render.escape import json_dumps
 
 __all__ = ["Visualization", "JSON_SCHEMA_VERSION"]
@@ -33,6 +33,8 @@ class Visualization:
     drawn_nodes: int = 0
     #: the runs of repeated calls the last ``dot()`` rolled up (``DotResult.rolls``)
     rolls: dict[str, list[str]] = field(default_factory=dict)
+    #: the DrawPlan of the last ``dot()`` (what was drawn, boxed and rolled)
+    plan: object = None
 
     @property
     def name(self) -> str:
@@ -54,16 +56,22 @@ class Visualization:
             return Path(target.spec).name
         return f"{Path(target.source_file).name}:{target.name}"
 
-    def dot(self, **overrides) -> str:
-        """DOT source (``overrides`` are :class:`RenderOptions` fields)."""
+    def drawing(self, **overrides) -> DotResult:
+        """What ``dot(**overrides)`` would draw (DOT text and its plan), without
+        recording it as this view's last drawing: the module pages use it."""
         opts = RenderOptions(**{**self.options.__dict__, **overrides})
         if not opts.notes:
             opts.notes = self.notes()
         if opts.title is None:
             opts.title = self.title()
-        result = build_dot(self.graph, opts)
+        return build_dot(self.graph, opts)
+
+    def dot(self, **overrides) -> str:
+        """DOT source (``overrides`` are :class:`RenderOptions` fields); the plan it drew
+        is kept as ``self.plan``."""
+        result = self.drawing(**overrides)
         self.render_notes, self.drawn_nodes = result.notes, result.drawn_nodes
-        self.rolls = result.rolls
+        self.rolls, self.plan = result.rolls, result.plan
         return result.text
 
     def svg(self, engine: str = "auto", **overrides) -> bytes:

@@ -25,6 +25,7 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from irviz.analyses import fork_wait
 import pytest
 import torch
 
@@ -230,7 +231,7 @@ def _check(prog: Program, path: Path) -> None:
         assert dot == to_dot(G), f"{mode}: to_dot is not deterministic"
         assert dot == to_dot(api.build(cap)), f"{mode}: a second build draws differently"
         forks = {n: d for n, d in G.nodes(data=True) if d["kind"] == "prim::fork"}
-        unpaired = set(G.graph.get("irviz.unpaired", {}).get("forks", []))
+        unpaired = set(fork_wait.unpaired(G).forks)
         assert unpaired == {n for n, d in forks.items() if not d.get("irviz.waits")}, mode
         if mode == "trace":
             # traced forks carry no source line: with no dropped future, all are waited

@@ -15,6 +15,8 @@ from irviz.frontends.capture import capture
 from irviz.frontends.loader import load
 from irviz.api import build
 from irviz.report.parallelism import build_report
+from irviz.analyses import fork_wait, parallelism
+from irviz.analyses.cost import cost_model
 from conftest import SAMPLES, one
 
 PATTERNS = Path(__file__).resolve().parent / "models" / "fork_patterns.py"
@@ -44,7 +46,7 @@ def test_direct_pairing_and_overlap_window():
     assert f["callee"] == "fork_patterns.foo"
     assert f["fork_site"]["line"] == 20 and lines(f["wait_sites"]) == [22]
     assert f["instances"] == 1 and f["nested_in"] is None and f["overlap_ops"] == 1
-    [overlap] = view.graph.nodes[f["id"]]["irviz.fork"]["overlap"]
+    [overlap] = fork_wait.region(view.graph.nodes[f["id"]]).overlap
     assert view.graph.nodes[overlap]["kind"] == "aten::mul"
 
 
@@ -146,21 +148,21 @@ def test_linear_flops_from_shapes():
 @pytest.mark.parametrize("name", ["direct", "across_calls"])
 def test_span_saves_the_smaller_of_task_and_overlap(name):
     view = pattern(name)
-    facts = view.graph.graph["irviz.parallelism"]
+    facts = parallelism.facts(view.graph)
     [f] = forks(view)
-    assert facts["unit"] == "us"
+    assert facts.unit == "us"
     saved = min(f["task_cost"], f["overlap_cost"])
-    assert facts["work"] - facts["span"] == pytest.approx(saved, abs=1e-3)
+    assert facts.work - facts.span == pytest.approx(saved, abs=1e-3)
 
 
 def test_op_count_fallback_without_inputs():
     result = load(f"{PATTERNS}:ForkModule")
     G = build(capture(result.targets[0], "script", None))
-    facts = G.graph["irviz.parallelism"]
+    facts = parallelism.facts(G)
     ops = [n for n, d in G.nodes(data=True)
            if not d["hidden"] and d["kind"] not in ("prim::Param", "prim::Return")]
-    assert facts["unit"] == "ops" and facts["work"] == len(ops)
-    assert "op count" in G.graph["irviz.cost_model"]["basis"]
+    assert facts.unit == "ops" and facts.work == len(ops)
+    assert "op count" in cost_model(G).basis
 
 
 def test_prediction_is_capped_by_threads_and_cpus():
@@ -168,18 +170,18 @@ def test_prediction_is_capped_by_threads_and_cpus():
 
     G = one("lstm_ensemble.py:LSTMEnsemble").graph
     facts = annotate_parallelism(G, interop_threads=2, cpu_count=2, intraop_threads=1)
-    assert facts["width"] == 9  # 4 members, each with its forward LSTM forked, plus the caller
-    assert not facts["caller_works"]  # the caller only forks and waits
-    assert facts["parallelism"] > 2 and facts["limit"] == 2 and facts["predicted_speedup"] == 2
+    assert facts.width == 9  # 4 members, each with its forward LSTM forked, plus the caller
+    assert not facts.caller_works  # the caller only forks and waits
+    assert facts.parallelism > 2 and facts.limit == 2 and facts.predicted_speedup == 2
     # intra-op threads already occupy the cores; one inter-op thread runs one task at a time
-    assert annotate_parallelism(G, 2, 2, intraop_threads=2)["predicted_speedup"] == 1
-    assert annotate_parallelism(G, 1, 2, intraop_threads=1)["predicted_speedup"] == 1
+    assert annotate_parallelism(G, 2, 2, intraop_threads=2).predicted_speedup == 1
+    assert annotate_parallelism(G, 1, 2, intraop_threads=1).predicted_speedup == 1
     # BiFork's caller runs the backward LSTM itself: it adds a worker
     G = one("lstm_ensemble.py:BiForkLSTMEnsemble").graph
     facts = annotate_parallelism(G, interop_threads=1, cpu_count=2, intraop_threads=1)
-    assert facts["caller_works"] and facts["limit"] == 2
-    serial = one("lstm_ensemble.py:SerialLSTMEnsemble").graph.graph["irviz.parallelism"]
-    assert serial["predicted_speedup"] == 1.0 and serial["work"] == serial["span"]
+    assert facts.caller_works and facts.limit == 2
+    serial = parallelism.facts(one("lstm_ensemble.py:SerialLSTMEnsemble").graph)
+    assert serial.predicted_speedup == 1.0 and serial.work == serial.span
 
 
 def test_fork_overhead_is_in_the_model():

@@ -12,14 +12,53 @@ machines). Without shapes every op costs 1 and the unit is "ops": a clearly
 labelled op-count fallback. The absolute numbers are rough; the ratios
 (work / span) are what the report uses.
 
-Annotates ``irviz.cost`` on every node (``{"cost", "flops", "bytes"}``) and
-``G.graph["irviz.cost_model"]`` (``{"unit", "basis", "shaped_ops", "ops"}``).
+Annotates ``irviz.cost`` on every node (a :class:`Cost`) and
+``G.graph["irviz.cost_model"]`` (a :class:`CostModel`); read them with :func:`cost_of`
+and :func:`cost_model`.
 """
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import networkx as nx
+
+from ..ir.model import FORK_KINDS
+
+COST, COST_MODEL = "irviz.cost", "irviz.cost_model"
+
+
+@dataclass(frozen=True)
+class Cost:
+    """One node's estimated cost."""
+
+    #: estimated microseconds (unit "us") or 1 per op (unit "ops")
+    cost: float
+    #: floating-point operations and bytes moved (None: no shapes to count them)
+    flops: int | None
+    bytes: int | None
+
+
+@dataclass(frozen=True)
+class CostModel:
+    """How the costs of one graph were estimated."""
+
+    unit: str            # "us" or "ops"
+    basis: str           # one sentence for the report
+    shaped_ops: int      # tensor ops with known output shapes
+    ops: int             # tensor ops in all
+
+
+_FREE = Cost(0.0, 0, 0)
+
+
+def cost_of(data: dict) -> float:
+    """A node's estimated cost (0 before the analysis ran)."""
+    return data.get(COST, _FREE).cost
+
+
+def cost_model(G: nx.DiGraph) -> CostModel | None:
+    return G.graph.get(COST_MODEL)
 
 #: assumed sustained rates of one CPU core (order of magnitude)
 FLOPS_PER_US = 2.0e4        # 20 GFLOP/s
@@ -137,13 +176,13 @@ def annotate_costs(G: nx.DiGraph) -> None:
     shaped_set, ops_set = set(shaped), set(ops)
     for node, data in G.nodes(data=True):
         if not _is_op(data):
-            data["irviz.cost"] = {"cost": 0.0, "flops": 0, "bytes": 0}
+            data[COST] = _FREE
             continue
         if not estimate:
-            data["irviz.cost"] = {"cost": 1.0, "flops": None, "bytes": None}
+            data[COST] = Cost(1.0, None, None)
             continue
         kind = data["kind"]
-        if kind in ("prim::fork", "prim::awaitable"):
+        if kind in FORK_KINDS:
             cost, flops, nbytes = FORK_OVERHEAD_US, 0, 0
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
@@ -158,9 +197,9 @@ def annotate_costs(G: nx.DiGraph) -> None:
             if kind in _RNN_GATES:
                 x = _input_shape(G, node, 0)
                 cost += RNN_STEP_US * (x[0] if x else 1)
-        data["irviz.cost"] = {"cost": round(cost, 3), "flops": flops, "bytes": nbytes}
-    G.graph["irviz.cost_model"] = {
-        "unit": "us" if estimate else "ops",
-        "basis": ("FLOPs and bytes from shapes (estimated microseconds)" if estimate
-                  else "op count: no shapes (pass example inputs for a time estimate)"),
-        "shaped_ops": len(shaped), "ops": len(ops)}
+        data[COST] = Cost(round(cost, 3), flops, nbytes)
+    G.graph[COST_MODEL] = CostModel(
+        unit="us" if estimate else "ops",
+        basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate
+               else "op count: no shapes (pass example inputs for a time estimate)"),
+        shaped_ops=len(shaped), ops=len(ops))

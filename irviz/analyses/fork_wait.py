@@ -7,22 +7,84 @@ callee flows straight to the caller's wait), and from a container-mutating op
 (``aten::append(list, fut)``) back to the container's definition, because
 TorchScript keeps using the original list value after an in-place append.
 
-Annotates (namespaced keys; structure untouched):
+Annotates (its own keys only; structure untouched), read through the accessors below:
 
 * wait nodes: ``irviz.forks`` - the forks whose future they may wait on;
 * fork nodes: ``irviz.waits`` - the waits reached (empty: never waited), and
-  ``irviz.fork`` - the region: callee, instances, enclosing loop/branch,
-  enclosing fork, task nodes, overlap window, the sibling forks in flight at the
-  same time (``concurrent``);
+  ``irviz.fork`` - a :class:`ForkRegion`;
 * overlap-window nodes: ``irviz.overlaps`` - the forks they run beside;
-* graph: ``irviz.unpaired`` - ``{"forks": [...], "waits": [...]}``.
+* graph: ``irviz.unpaired`` - an :class:`Unpaired`.
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 import networkx as nx
 
-FORK_KINDS = ("prim::fork", "prim::awaitable")
-WAIT_KINDS = ("aten::wait", "prim::awaitable_wait")
+from ..ir.model import FORK_KINDS, LOOP_BODY, TASK_KINDS, WAIT_KINDS
+
+REGION, WAITS, FORKS, OVERLAPS, UNPAIRED = ("irviz.fork", "irviz.waits", "irviz.forks",
+                                            "irviz.overlaps", "irviz.unpaired")
+
+
+@dataclass
+class ForkRegion:
+    """What one fork starts and what its thread does until the first wait."""
+
+    #: what the task runs, in the report's words: ``models.0.forward``, ``fork_basics.foo``,
+    #: ``aten::neg`` (one traced op) or ``N traced ops``
+    callee: str
+    #: the method/function container the task calls (None: traced ops, no call)
+    call: str | None
+    #: how many tasks this fork starts: the trip counts of the loops around it (None: dynamic)
+    instances: int | None
+    #: the innermost loop body / if branch around the fork on its own thread, or None
+    loop: str | None
+    branch: str | None
+    #: the fork whose task this fork is in (None: the caller's thread)
+    nested_in: str | None
+    #: the IR nodes of the task
+    task_nodes: list[str]
+    #: the overlap window: nodes between the fork and its first wait that do not need it
+    overlap: list[str]
+    #: the fork and a wait of it in the same loop iteration
+    same_iteration: bool
+    #: the window holds real work (not only list/tuple bookkeeping)
+    overlap_has_work: bool
+    #: other forks of the same thread in flight at the same time
+    concurrent: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Unpaired:
+    """Forks no wait was found for, and waits no fork was found for."""
+
+    forks: list[str] = field(default_factory=list)
+    waits: list[str] = field(default_factory=list)
+
+
+def region(data: dict) -> ForkRegion | None:
+    """The region of a fork node's data (None for other nodes)."""
+    return data.get(REGION)
+
+
+def waits(data: dict) -> list[str]:
+    """The waits a fork node's future reaches."""
+    return data.get(WAITS, [])
+
+
+def forks_waited(data: dict) -> list[str]:
+    """The forks a wait node may wait on."""
+    return data.get(FORKS, [])
+
+
+def overlapping(data: dict) -> list[str]:
+    """The forks whose task a node runs beside."""
+    return data.get(OVERLAPS, [])
+
+
+def unpaired(G: nx.DiGraph) -> Unpaired:
+    return G.graph.get(UNPAIRED) or Unpaired()
 #: ops that store their 2nd+ argument into the container passed as 1st argument
 CONTAINER_WRITES = ("aten::append", "aten::insert", "aten::_set_item", "aten::extend",
                     "aten::add_")
@@ -87,7 +149,7 @@ def level_chain(G: nx.DiGraph, block: str) -> list[str]:
     blocks = G.graph["blocks"]
     out = []
     for cid in container_chain(G, block):
-        if blocks[cid]["kind"] in ("fork.task", "await.task"):
+        if blocks[cid]["kind"] in TASK_KINDS:
             break
         out.append(cid)
     return out
@@ -98,7 +160,7 @@ def loop_multiplicity(G: nx.DiGraph, chain: list[str]) -> int | None:
     blocks = G.graph["blocks"]
     total: int | None = 1
     for cid in chain:
-        if blocks[cid]["kind"] != "loop.body":
+        if blocks[cid]["kind"] != LOOP_BODY:
             continue
         trip = G.nodes[blocks[cid]["owner"]].get("trip_count")
         if isinstance(trip, int) and total is not None:
@@ -108,29 +170,33 @@ def loop_multiplicity(G: nx.DiGraph, chain: list[str]) -> int | None:
     return total
 
 
+def task_call(G: nx.DiGraph, fork: str) -> str | None:
+    """The method/function container the task of ``fork`` calls, or None."""
+    task = f"{fork}/task"
+    return next((cid for cid, info in G.graph["blocks"].items()
+                 if info["parent"] == task and info["kind"] in ("method", "function")), None)
+
+
 def task_callee(G: nx.DiGraph, fork: str) -> str:
     """What the task runs: ``models.0.forward``, ``foo``, ``aten::relu``, or ``N traced ops``."""
-    blocks = G.graph["blocks"]
-    task = f"{fork}/task"
-    for cid, info in blocks.items():
-        if info["parent"] != task:
-            continue
+    call = task_call(G, fork)
+    if call is not None:
+        info = G.graph["blocks"][call]
         if info["kind"] == "method":
             return f"{info['module'] or '<self>'}.{info['method']}"
-        if info["kind"] == "function":
-            qual = (info.get("qualified_type") or info["label"]).removeprefix("__torch__.")
-            return qual
+        return (info.get("qualified_type") or info["label"]).removeprefix("__torch__.")
+    task = f"{fork}/task"
     ops = [n for n in G if n.startswith(task + "/") and not G.nodes[n].get("hidden")]
     if len(ops) == 1:
         return G.nodes[ops[0]]["kind"]
     return f"{len(ops)} traced ops"
 
 
-def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -> dict:
+def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -> ForkRegion:
     data = G.nodes[fork]
     blocks = G.graph["blocks"]
     own = level_chain(G, data["block"])
-    loop = next((c for c in own if blocks[c]["kind"] == "loop.body"), None)
+    loop = next((c for c in own if blocks[c]["kind"] == LOOP_BODY), None)
     branch = next((c for c in own if blocks[c]["kind"] in ("if.then", "if.else")), None)
     task_prefix = f"{fork}/task/"
     task_nodes = [n for n in G if n.startswith(task_prefix)]
@@ -149,14 +215,12 @@ def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -
             overlap.append(node)
     same_iteration = bool(loop) and any(loop in container_chain(G, G.nodes[w]["block"])
                                         for w in waits)
-    return {
-        "callee": task_callee(G, fork),
-        "instances": loop_multiplicity(G, container_chain(G, data["block"])),
-        "loop": loop, "branch": branch, "nested_in": level,
-        "task_nodes": task_nodes, "overlap": overlap,
-        "same_iteration": same_iteration,
-        "overlap_has_work": any(G.nodes[n]["kind"] not in GLUE_KINDS for n in overlap),
-    }
+    return ForkRegion(
+        callee=task_callee(G, fork), call=task_call(G, fork),
+        instances=loop_multiplicity(G, container_chain(G, data["block"])),
+        loop=loop, branch=branch, nested_in=level, task_nodes=task_nodes, overlap=overlap,
+        same_iteration=same_iteration,
+        overlap_has_work=any(G.nodes[n]["kind"] not in GLUE_KINDS for n in overlap))
 
 
 def annotate_fork_waits(G: nx.DiGraph) -> None:
@@ -164,29 +228,26 @@ def annotate_fork_waits(G: nx.DiGraph) -> None:
     order = program_order(G)
     for _, data in G.nodes(data=True):
         if data["kind"] in WAIT_KINDS:
-            data["irviz.forks"] = []
+            data[FORKS] = []
     forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
     for fork in forks:
-        waits = waits_of(G, fork, order)
-        G.nodes[fork]["irviz.waits"] = waits
-        for wait in waits:
-            G.nodes[wait]["irviz.forks"].append(fork)
+        reached = waits_of(G, fork, order)
+        G.nodes[fork][WAITS] = reached
+        for wait in reached:
+            G.nodes[wait][FORKS].append(fork)
     spans = {}
     for fork in forks:
-        region = _region(G, fork, G.nodes[fork]["irviz.waits"], order)
-        G.nodes[fork]["irviz.fork"] = region
-        for node in region["overlap"]:
-            G.nodes[node].setdefault("irviz.overlaps", []).append(fork)
-        waits = G.nodes[fork]["irviz.waits"]
-        spans[fork] = (order[fork], order[waits[0]] if waits else len(order))
+        reached = G.nodes[fork][WAITS]
+        found = G.nodes[fork][REGION] = _region(G, fork, reached, order)
+        for node in found.overlap:
+            G.nodes[node].setdefault(OVERLAPS, []).append(fork)
+        spans[fork] = (order[fork], order[reached[0]] if reached else len(order))
     for fork in forks:  # other tasks of the same thread in flight at the same time
         level, (start, end) = G.nodes[fork]["subgraph_of"], spans[fork]
-        G.nodes[fork]["irviz.fork"]["concurrent"] = [
+        G.nodes[fork][REGION].concurrent = [
             other for other in forks if other != fork
             and G.nodes[other]["subgraph_of"] == level
             and spans[other][0] < end and start < spans[other][1]]
-    G.graph["irviz.unpaired"] = {
-        "forks": [f for f in forks if not G.nodes[f]["irviz.waits"]],
-        "waits": [n for n, d in G.nodes(data=True)
-                  if d["kind"] in WAIT_KINDS and not d["irviz.forks"]],
-    }
+    G.graph[UNPAIRED] = Unpaired(
+        forks=[f for f in forks if not G.nodes[f][WAITS]],
+        waits=[n for n, d in G.nodes(data=True) if d["kind"] in WAIT_KINDS and not d[FORKS]])

@@ -13,20 +13,83 @@ each is waited in the same iteration). Then::
     P = min(CPUs / intra-op threads,
             inter-op threads + 1 if the caller works beside its tasks, else + 0)
 
-Annotates ``irviz.critical`` on critical-path nodes (only when there are forks:
-otherwise the whole program is the path), ``irviz.task_cost`` and
-``irviz.overlap_cost`` inside each fork's ``irviz.fork`` region, and
-``G.graph["irviz.parallelism"]``.
+Annotates its own records (read them with the accessors below): ``irviz.critical``
+(True) on critical-path nodes (only when there are forks: otherwise the whole program is
+the path), ``irviz.task`` (:class:`TaskCosts`) on each fork, ``G.graph["irviz.parallelism"]``
+(:class:`ParallelismFacts`) and ``G.graph["irviz.hazards"]`` (:class:`Hazard` list).
 """
 from __future__ import annotations
 
 import os
+from dataclasses import dataclass, field
 
 import networkx as nx
 import torch
 
-from .fork_wait import (FORK_KINDS, GLUE_KINDS, container_chain, level_chain,
-                        loop_multiplicity, program_order)
+from ..ir.model import FORK_KINDS
+from .cost import FORK_OVERHEAD_US, cost_model, cost_of
+from .fork_wait import (GLUE_KINDS, container_chain, level_chain, loop_multiplicity,
+                        program_order, region, unpaired, waits)
+
+CRITICAL, TASK, FACTS, HAZARDS_KEY = ("irviz.critical", "irviz.task", "irviz.parallelism",
+                                      "irviz.hazards")
+
+
+@dataclass(frozen=True)
+class TaskCosts:
+    """What one fork's task costs, and the work its thread does beside it."""
+
+    task_cost: float       # the task's nodes, times how often each runs on its thread
+    overlap_cost: float    # the overlap window's nodes, likewise
+
+
+@dataclass(frozen=True)
+class ParallelismFacts:
+    """The whole program as a fork/join DAG (see the module doc)."""
+
+    unit: str                         # the cost unit: "us" or "ops"
+    work: float                       # serial time: every node's cost x executions
+    span: float                       # the critical path's cost
+    parallelism: float                # work / span
+    predicted_speedup: float          # min(parallelism, limit)
+    predicted_speedup_intraop1: float  # the same with one intra-op thread per op
+    limit: float                      # P, the most workers the forks can use
+    interop_threads: int
+    cpu_count: int
+    intraop_threads: int
+    caller_works: bool                # the caller has its own work beside its tasks
+    width: int                        # 1 + the most task instances in flight at once
+    critical_path: list[str] = field(default_factory=list)
+    dynamic_trip_counts: bool = False
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """A fork/wait pattern that costs parallelism, named as the lint rule that reports
+    it (``irviz rule NAME``); ``wait-without-fork`` has no rule."""
+
+    code: str
+    node: str
+    message: str
+    source: str | None
+    wait: str | None = None
+    task_cost: float | None = None
+
+
+def is_critical(data: dict) -> bool:
+    return bool(data.get(CRITICAL))
+
+
+def task_costs(data: dict) -> TaskCosts | None:
+    return data.get(TASK)
+
+
+def facts(G: nx.DiGraph) -> ParallelismFacts | None:
+    return G.graph.get(FACTS)
+
+
+def hazards(G: nx.DiGraph) -> list[Hazard]:
+    return G.graph.get(HAZARDS_KEY, [])
 
 
 def _enclosing_forks(G: nx.DiGraph, node: str) -> list[str]:
@@ -46,7 +109,7 @@ def _multiplicities(G: nx.DiGraph, node: str) -> tuple[int, int, bool]:
     dynamic = total is None or on_thread is None
     on_thread = on_thread or 1
     for fork in _enclosing_forks(G, node):
-        if G.nodes[fork]["irviz.fork"]["same_iteration"]:
+        if region(G.nodes[fork]).same_iteration:
             on_thread *= loop_multiplicity(G, level_chain(G, G.nodes[fork]["block"])) or 1
     return total or 1, on_thread, dynamic
 
@@ -67,7 +130,7 @@ def _task_dag(G: nx.DiGraph, order: dict[str, int]) -> nx.DiGraph:
         if not task:
             continue
         D.add_edge(node, task[0])
-        for wait in G.nodes[node].get("irviz.waits", []):
+        for wait in waits(G.nodes[node]):
             D.add_edge(task[-1], wait)
     return D
 
@@ -79,11 +142,10 @@ def _width(G: nx.DiGraph, level: str | None, levels: dict, order: dict[str, int]
         data = G.nodes[node]
         if data["kind"] not in FORK_KINDS:
             continue
-        region = data["irviz.fork"]
-        count = 1 if region["same_iteration"] else (
+        count = 1 if region(data).same_iteration else (
             loop_multiplicity(G, level_chain(G, data["block"])) or 1)
-        waits = data.get("irviz.waits") or []
-        end = order[waits[0]] if waits else len(order)
+        reached = waits(data)
+        end = order[reached[0]] if reached else len(order)
         inner = _width(G, node, levels, order)
         events.append((order[node], count * inner))
         events.append((end, -count * inner))
@@ -95,7 +157,8 @@ def _width(G: nx.DiGraph, level: str | None, levels: dict, order: dict[str, int]
 
 
 def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
-                         cpu_count: int | None = None, intraop_threads: int | None = None) -> dict:
+                         cpu_count: int | None = None,
+                         intraop_threads: int | None = None) -> ParallelismFacts:
     """Compute and annotate work, span, critical path, width and predicted speed-up."""
     order = program_order(G)
     weight: dict[str, float] = {}
@@ -103,7 +166,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     dynamic = False
     per_place: dict[tuple, tuple[int, int, bool]] = {}   # nodes of one block share them
     for node, data in G.nodes(data=True):
-        cost = data.get("irviz.cost", {}).get("cost", 0.0)
+        cost = cost_of(data)
         place = (data["block"], data["subgraph_of"])
         if place not in per_place:
             per_place[place] = _multiplicities(G, node)
@@ -128,16 +191,17 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     path.reverse()
     if any(G.nodes[n]["kind"] in FORK_KINDS for n in G):  # else the path is the whole program
         for node in path:
-            G.nodes[node]["irviz.critical"] = True
+            G.nodes[node][CRITICAL] = True
     levels: dict[str | None, list[str]] = {}
     for node in G:
         if not G.nodes[node].get("hidden"):
             levels.setdefault(G.nodes[node]["subgraph_of"], []).append(node)
     for fork, data in G.nodes(data=True):
-        if data["kind"] in FORK_KINDS:
-            region = data["irviz.fork"]
-            region["task_cost"] = round(sum(weight[n] for n in region["task_nodes"]), 3)
-            region["overlap_cost"] = round(sum(weight[n] for n in region["overlap"]), 3)
+        found = region(data)
+        if found is not None:
+            data[TASK] = TaskCosts(
+                task_cost=round(sum(weight[n] for n in found.task_nodes), 3),
+                overlap_cost=round(sum(weight[n] for n in found.overlap), 3))
     interop = interop_threads or torch.get_num_interop_threads()
     cpus = cpu_count or os.cpu_count() or 1
     # tasks run on the inter-op pool; the caller adds a worker only when it has its own
@@ -145,30 +209,28 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     caller_works = any(
         G.nodes[f]["subgraph_of"] is None and any(
             G.nodes[n]["kind"] not in GLUE_KINDS and G.nodes[n]["kind"] not in FORK_KINDS
-            for n in G.nodes[f]["irviz.fork"]["overlap"])
+            for n in region(G.nodes[f]).overlap)
         for f in G if G.nodes[f]["kind"] in FORK_KINDS)
     # each op already runs on `intra` threads: the cores left for overlap are cpus / intra
     # (measured: with torch's default intra-op threads the forks gained 1.0-1.15x)
     intra = intraop_threads or torch.get_num_threads()
     limit = max(1.0, min(cpus / max(1, intra), interop + (1 if caller_works else 0)))
     parallelism = work / span if span > 0 else 1.0
-    facts = {
-        "unit": G.graph.get("irviz.cost_model", {}).get("unit", "ops"),
-        "work": round(work, 3), "span": round(span, 3),
-        "parallelism": round(parallelism, 3),
-        "predicted_speedup": round(min(parallelism, limit), 3),
-        # the same with one intra-op thread per op, the setting where forks usually pay off
-        "predicted_speedup_intraop1": round(min(parallelism, max(1.0, min(
+    model = cost_model(G)
+    unit = model.unit if model is not None else "ops"
+    result = ParallelismFacts(
+        unit=unit, work=round(work, 3), span=round(span, 3),
+        parallelism=round(parallelism, 3),
+        predicted_speedup=round(min(parallelism, limit), 3),
+        predicted_speedup_intraop1=round(min(parallelism, max(1.0, min(
             cpus, interop + (1 if caller_works else 0)))), 3),
-        "limit": round(limit, 3), "interop_threads": interop, "cpu_count": cpus,
-        "intraop_threads": intra,
-        "caller_works": caller_works,
-        "width": _width(G, None, levels, order),
-        "critical_path": path, "dynamic_trip_counts": dynamic,
-    }
-    G.graph["irviz.parallelism"] = facts
-    G.graph["irviz.hazards"] = _hazards(G, interop, facts["unit"])
-    return facts
+        limit=round(limit, 3), interop_threads=interop, cpu_count=cpus,
+        intraop_threads=intra, caller_works=caller_works,
+        width=_width(G, None, levels, order), critical_path=path,
+        dynamic_trip_counts=dynamic)
+    G.graph[FACTS] = result
+    G.graph[HAZARDS_KEY] = _hazards(G, interop, unit)
+    return result
 
 
 #: hazards, named as the lint rule that reports each one (``irviz rule NAME``); a wait
@@ -184,33 +246,30 @@ HAZARDS = {
 }
 
 
-def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[dict]:
-    from .cost import FORK_OVERHEAD_US
-
-    found = []
+def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[Hazard]:
+    found: list[Hazard] = []
 
     def add(code, node, **extra):
         text = HAZARDS[code].format(overhead=FORK_OVERHEAD_US)
-        found.append({"code": code, "node": node, "message": text,
-                      "source": G.nodes[node].get("user_source") or G.nodes[node].get("source"),
-                      **extra})
+        source = G.nodes[node].get("user_source") or G.nodes[node].get("source")
+        found.append(Hazard(code=code, node=node, message=text, source=source, **extra))
 
     forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
     for fork in forks:
         data = G.nodes[fork]
-        region = data["irviz.fork"]
-        waits = data.get("irviz.waits") or []
-        if not waits:
+        found_region, reached = region(data), waits(data)
+        if not reached:
             add("fork-never-waited", fork)
             continue
-        if region["same_iteration"]:
-            add("fork-wait-same-iteration", fork, wait=waits[0])
-        elif not (region["overlap_has_work"] or region["concurrent"]
-                  or region["instances"] != 1):  # a loop of forks runs its tasks together
-            add("wait-immediately-after-fork", fork, wait=waits[0])
-        if unit == "us" and region["task_cost"] < FORK_OVERHEAD_US:
-            add("fork-tiny-task", fork, task_cost=region["task_cost"])
-    for wait in G.graph.get("irviz.unpaired", {}).get("waits", []):
+        if found_region.same_iteration:
+            add("fork-wait-same-iteration", fork, wait=reached[0])
+        elif not (found_region.overlap_has_work or found_region.concurrent
+                  or found_region.instances != 1):  # a loop of forks runs its tasks together
+            add("wait-immediately-after-fork", fork, wait=reached[0])
+        cost = task_costs(data).task_cost
+        if unit == "us" and cost < FORK_OVERHEAD_US:
+            add("fork-tiny-task", fork, task_cost=cost)
+    for wait in unpaired(G).waits:
         add("wait-without-fork", wait)
     if forks and interop == 1:
         add("fork-single-interop-thread", forks[0])

@@ -122,7 +122,7 @@ def _html(request, view, dot_text, engine, stages, console, target) -> bytes:
 
     with stages.stage("module pages"):
         pages = module_pages(view, engine=engine, findings=view.options.findings,
-                             max_pages=request.max_pages, overview=dot_text)
+                             max_pages=request.max_pages, overview=view.plan)
     if pages.calls:
         console.say(f"note: {target.spec}: {pages.summary()}")
     with stages.stage(f"layout and viewer ({view.drawn_nodes} nodes, {engine})"):

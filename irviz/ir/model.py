@@ -62,6 +62,14 @@ CONTAINER_KINDS = ("graph", "method", "function", "if.then", "if.else",
                    "loop.body", "fork.task", "await.task")
 CALL_KINDS = ("method", "function")
 TASK_KINDS = ("fork.task", "await.task")
+BRANCH_KINDS = ("if.then", "if.else")
+LOOP_BODY = "loop.body"
+
+#: op kinds that start an asynchronous task, and the ones that wait for its result
+FORK_KINDS = ("prim::fork", "prim::awaitable")
+WAIT_KINDS = ("aten::wait", "prim::awaitable_wait")
+#: op kinds that own blocks
+IF_KIND, LOOP_KIND = "prim::If", "prim::Loop"
 #: node kinds that only carry a value into their consumers
 CONSTANT_KINDS = ("prim::Constant",)
 

@@ -24,6 +24,7 @@ from pathlib import Path
 import networkx as nx
 import torch
 
+from ..analyses import fork_wait as fw, parallelism as par
 from ..analyses.graph_diff import first_divergence, script_trace_divergence
 from ..config import Config
 from ..paths import display_path
@@ -232,7 +233,7 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
         if kind in RANDOM_OPS:
             findings.report(RandomOpInTrace, where, "ir", expr=kind)
         if kind == "prim::fork" and not _task_is_scripted(G, node):
-            findings.report(ForkUnderTrace, where, "ir", callee=data["irviz.fork"]["callee"])
+            findings.report(ForkUnderTrace, where, "ir", callee=fw.region(data).callee)
     inputs = G.graph.get("inputs", [])
     if not inputs:
         return
@@ -252,7 +253,7 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
 def _task_is_scripted(G: nx.DiGraph, fork: str) -> bool:
     """Scripted code carries exact columns; traced code only ``file:line``."""
     return any(G.nodes[n].get("source", "") and not G.nodes[n]["source"].endswith(":1")
-               for n in G.nodes[fork]["irviz.fork"]["task_nodes"])
+               for n in fw.region(G.nodes[fork]).task_nodes)
 
 
 def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
@@ -260,15 +261,14 @@ def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
     rule that reports it."""
     from ..analyses.cost import FORK_OVERHEAD_US
 
-    for hazard in G.graph.get("irviz.hazards", []):
-        where = _split(hazard.get("source"))
-        if hazard["code"] not in REGISTRY.names() or where is None:
+    for hazard in par.hazards(G):
+        where = _split(hazard.source)
+        if hazard.code not in REGISTRY.names() or where is None:
             continue
-        rule = REGISTRY.get(hazard["code"])
-        data = G.nodes[hazard["node"]]
-        region = data.get("irviz.fork", {})
-        findings.report(rule, where, "ir", callee=region.get("callee", ""),
-                        expr=_code_at(where), cost=f"{hazard.get('task_cost', 0):.0f} us",
+        rule = REGISTRY.get(hazard.code)
+        region = fw.region(G.nodes[hazard.node])
+        findings.report(rule, where, "ir", callee=region.callee if region else "",
+                        expr=_code_at(where), cost=f"{hazard.task_cost or 0:.0f} us",
                         overhead=f"{FORK_OVERHEAD_US:.0f} us")
 
 

@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from ..analyses.fork_wait import WAITS, overlapping, waits
+from ..analyses.parallelism import is_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels
@@ -96,7 +98,7 @@ class _DotWriter:
                 self._emit_call_cluster(item.id, indent)
 
     def _any_critical(self, nodes) -> bool:
-        return any(self.G.nodes[n].get("irviz.critical") for n in nodes)
+        return any(is_critical(self.G.nodes[n]) for n in nodes)
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,
                    finding: bool = True) -> None:
@@ -117,10 +119,10 @@ class _DotWriter:
         attrs.update(label=label, tooltip=tooltip, id=f"irviz:{node}",
                      **{"class": f"irviz-{category}"})
         classes = [f"irviz-{category}"]
-        if data.get("irviz.overlaps") and category == "op":
+        if overlapping(data) and category == "op":
             attrs["fillcolor"] = OVERLAP_FILL
             classes.append("irviz-overlap")
-        self._highlight(attrs, classes, node, bool(data.get("irviz.critical")))
+        self._highlight(attrs, classes, node, is_critical(data))
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")
 
@@ -243,10 +245,10 @@ class _DotWriter:
         pairing = {**EDGE_STYLE["pairing"], "tooltip": "future waited here"}
         result = {**EDGE_STYLE["result"], "constraint": "false", "tooltip": "task result"}
         for node, data in G.nodes(data=True):
-            if "irviz.waits" not in data or rep[node] != node:
+            if WAITS not in data or rep[node] != node:
                 continue
             results = [rep[r] for r in data.get("task_returns", []) if r in rep]
-            for wait in data["irviz.waits"]:
+            for wait in waits(data):
                 rw = rep[wait]
                 if rw is None:
                     continue

@@ -23,6 +23,7 @@ Lint's text and GitHub formats have their own helpers in
 """
 from __future__ import annotations
 
+import dataclasses
 import html
 import json
 import re
@@ -95,4 +96,12 @@ def json_dumps(obj: object, **kwargs) -> str:
     it is written as its ``\\udcXX`` escape: the output is plain UTF-8, and ``json.loads``
     gives back the very same string (``os.fsencode`` of it, the original bytes).
     """
+    kwargs.setdefault("default", _plain)
     return _SURROGATE.sub(_escape_surrogate, json.dumps(obj, ensure_ascii=False, **kwargs))
+
+
+def _plain(obj: object) -> object:
+    """The analyses' typed records (dataclasses) as JSON objects."""
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return dataclasses.asdict(obj)
+    raise TypeError(f"{type(obj).__name__} is not JSON serialisable")

@@ -28,9 +28,10 @@ from pathlib import Path
 from urllib.parse import quote
 
 from .. import __version__
+from ..analyses import fork_wait as fw, parallelism as par
 from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
-from .dot import DotResult, build_dot
+from .dot import DotResult
 from .escape import json_dumps, xml_text
 from .plan import DrawPlan, RenderOptions, is_library_call, plan_view
 
@@ -99,22 +100,25 @@ def _fork_info(G, node: str, data: dict, places: _Places) -> dict | None:
         d = G.nodes[n] if n in G else {}
         return places.place(d.get("user_source") or d.get("source"))["source"] or n
 
-    fork = data.get("irviz.fork")
-    if fork is not None:
-        out = {k: fork.get(k) for k in ("callee", "instances", "loop", "branch", "nested_in",
-                                         "same_iteration", "task_cost", "overlap_cost")}
-        out["task_ops"] = len(fork.get("task_nodes") or [])
-        out["overlap_ops"] = len(fork.get("overlap") or [])
-        out["waits"] = [where(w) for w in data.get("irviz.waits", [])]
+    region = fw.region(data)
+    if region is not None:
+        costs = par.task_costs(data)
+        out = {"callee": region.callee, "instances": region.instances, "loop": region.loop,
+               "branch": region.branch, "nested_in": region.nested_in,
+               "same_iteration": region.same_iteration,
+               "task_cost": costs.task_cost if costs else None,
+               "overlap_cost": costs.overlap_cost if costs else None,
+               "task_ops": len(region.task_nodes), "overlap_ops": len(region.overlap),
+               "waits": [where(w) for w in fw.waits(data)]}
         return out
-    if "irviz.waits" in data:  # a fork the analysis did not describe
-        return {"callee": None, "waits": [where(w) for w in data["irviz.waits"]]}
-    if data.get("irviz.forks"):
-        return {"waits_for": [where(f) for f in data["irviz.forks"]]}
+    if fw.WAITS in data:  # a fork the analysis did not describe
+        return {"callee": None, "waits": [where(w) for w in fw.waits(data)]}
+    if fw.forks_waited(data):
+        return {"waits_for": [where(f) for f in fw.forks_waited(data)]}
     if data.get("subgraph_of"):
-        owner = G.nodes.get(data["subgraph_of"], {})
-        callee = (owner.get("irviz.fork") or {}).get("callee")
-        return {"task_of": where(data["subgraph_of"]), "callee": callee}
+        owner = fw.region(G.nodes.get(data["subgraph_of"], {}))
+        return {"task_of": where(data["subgraph_of"]),
+                "callee": owner.callee if owner else None}
     return None
 
 
@@ -170,7 +174,7 @@ def node_details(view, findings: list[dict] | None = None,
                  "scope": data.get("scope") or "", "scope_class": data.get("scope_class"),
                  **places.place(loc), "findings": findings_at(data.get("user_source")),
                  "fork": _fork_info(G, node, data, places),
-                 "critical": bool(data.get("irviz.critical"))}
+                 "critical": par.is_critical(data)}
         details[node] = entry
     for cid, info in blocks.items():
         if info["kind"] not in CALL_KINDS:
@@ -376,14 +380,9 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
 
 
 def _drawing(view, **overrides) -> DotResult:
-    """What ``view.dot(**overrides)`` draws, with its plan, leaving the view's record of
-    its last drawing (the overview's) alone: the same options, notes and title."""
-    options = RenderOptions(**{**view.options.__dict__, **overrides})
-    if not options.notes:
-        options.notes = view.notes()
-    if options.title is None:
-        options.title = view.title()
-    return build_dot(view.graph, options)
+    """What ``view.dot(**overrides)`` draws, leaving the view's record of its last
+    drawing (the overview's) alone."""
+    return view.drawing(**overrides)
 
 
 def _page_drawing(view, path: str, overrides: dict) -> DotResult:

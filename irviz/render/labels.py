@@ -13,7 +13,8 @@ from typing import NamedTuple
 
 import networkx as nx
 
-from ..ir.model import CALL_KINDS, TASK_KINDS, format_shape, is_folded
+from ..analyses.fork_wait import WAITS, region, waits
+from ..ir.model import TASK_KINDS, format_shape, is_folded
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
@@ -167,19 +168,18 @@ class Labels:
     def _task_call(self, fork: str) -> str | None:
         """The call a fork's task makes, named as its call cluster is (``models.0``,
         ``foo()``, ``models.0.cell_f.forward__0``); None when the task calls nothing
-        (traced). ``irviz.fork``'s ``callee`` names the same call in the analyses' own
-        words (``models.0.forward``, ``fork_basics.foo``, ``aten::neg``), which would
-        change the picture."""
-        task = f"{fork}/task"
-        for info in self.blocks.values():
-            if info["parent"] != task or info["kind"] not in CALL_KINDS:
-                continue
-            if info["kind"] == "function":
-                return info["label"]
-            method = info.get("method")
-            suffix = f".{method}" if method not in (None, "forward") else ""
-            return info["label"].split(":")[0] + suffix
-        return None
+        (traced). The call is the fork region's (:mod:`irviz.analyses.fork_wait`); its
+        ``callee`` names it in the report's words (``models.0.forward``), the picture in
+        its clusters' words."""
+        found = region(self.G.nodes[fork])
+        if found is None or found.call is None:
+            return None
+        info = self.blocks[found.call]
+        if info["kind"] == "function":
+            return info["label"]
+        method = info.get("method")
+        suffix = f".{method}" if method not in (None, "forward") else ""
+        return info["label"].split(":")[0] + suffix
 
     def _op_tooltip(self, node: str) -> str:
         data = self.G.nodes[node]
@@ -202,10 +202,9 @@ class Labels:
         if folded:
             lines.append("args: " + ", ".join(folded))
         lines += self._badge_tooltip(node)
-        if "irviz.waits" in data:
-            waits = data["irviz.waits"]
+        if WAITS in data:
             lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
-                                                  or w for w in waits) or "never waited"))
+                                                  or w for w in waits(data)) or "never waited"))
         return tooltip(lines)
 
     # -- module calls ------------------------------------------------------------

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING
 
 import networkx as nx
 
+from ..analyses import fork_wait as fw, parallelism as par
+from ..analyses.cost import cost_model, cost_of
 from ..paths import display_path
 from .. import __version__
 from ..ir.source import short_location, split_location
@@ -53,45 +55,47 @@ def target_report(view, measured: MeasureResult | None = None) -> dict:
     ``measured`` is written without its profile's Chrome trace (that goes to its own
     file, ``--trace-out``)."""
     G = view.graph
-    facts = G.graph["irviz.parallelism"]
+    whole = par.facts(G)
     forks = []
     for node, data in G.nodes(data=True):
-        if "irviz.fork" not in data:
+        region = fw.region(data)
+        if region is None:
             continue
-        region = data["irviz.fork"]
+        costs = par.task_costs(data)
+        reached = fw.waits(data)
         forks.append({
-            "id": node, "callee": region["callee"],
+            "id": node, "callee": region.callee,
             "fork_site": _site(_where(G, node)),
-            "wait_sites": [_site(_where(G, w)) for w in data.get("irviz.waits", [])],
-            "waits": list(data.get("irviz.waits", [])),
-            "instances": region["instances"],
-            "loop": _container_site(G, region["loop"]),
-            "branch": _container_site(G, region["branch"]),
-            "nested_in": region["nested_in"],
-            "task_cost": region["task_cost"], "overlap_cost": region["overlap_cost"],
-            "overlap_ops": len(region["overlap"]),
+            "wait_sites": [_site(_where(G, w)) for w in reached],
+            "waits": list(reached),
+            "instances": region.instances,
+            "loop": _container_site(G, region.loop),
+            "branch": _container_site(G, region.branch),
+            "nested_in": region.nested_in,
+            "task_cost": costs.task_cost, "overlap_cost": costs.overlap_cost,
+            "overlap_ops": len(region.overlap),
         })
-    unpaired = G.graph.get("irviz.unpaired", {"forks": [], "waits": []})
-    cost_model = G.graph.get("irviz.cost_model", {})
+    unpaired = fw.unpaired(G)
+    model = cost_model(G)
     return {
         "name": view.name, "title": view.title(), "mode": G.graph["mode"],
-        "cost_unit": facts["unit"], "cost_basis": cost_model.get("basis"),
+        "cost_unit": whole.unit, "cost_basis": model.basis if model else None,
         "forks": forks,
         "unpaired": [{"id": n, "kind": kind, "site": _site(_where(G, n))}
-                     for kind, ids in (("fork", unpaired["forks"]), ("wait", unpaired["waits"]))
+                     for kind, ids in (("fork", unpaired.forks), ("wait", unpaired.waits))
                      for n in ids],
-        "work": facts["work"], "span": facts["span"], "parallelism": facts["parallelism"],
-        "predicted_speedup": facts["predicted_speedup"], "limit": facts["limit"],
-        "predicted_speedup_intraop1": facts["predicted_speedup_intraop1"],
-        "interop_threads": facts["interop_threads"], "cpu_count": facts["cpu_count"],
-        "caller_works": facts["caller_works"], "intraop_threads": facts["intraop_threads"],
-        "width": facts["width"], "dynamic_trip_counts": facts["dynamic_trip_counts"],
+        "work": whole.work, "span": whole.span, "parallelism": whole.parallelism,
+        "predicted_speedup": whole.predicted_speedup, "limit": whole.limit,
+        "predicted_speedup_intraop1": whole.predicted_speedup_intraop1,
+        "interop_threads": whole.interop_threads, "cpu_count": whole.cpu_count,
+        "caller_works": whole.caller_works, "intraop_threads": whole.intraop_threads,
+        "width": whole.width, "dynamic_trip_counts": whole.dynamic_trip_counts,
         "critical_path": [{"id": n, "kind": G.nodes[n]["kind"], "site": _site(_where(G, n)),
-                           "cost": G.nodes[n].get("irviz.cost", {}).get("cost", 0.0)}
-                          for n in facts["critical_path"]],
+                           "cost": cost_of(G.nodes[n])}
+                          for n in whole.critical_path],
         "measured": None if measured is None else measured.to_dict(trace=False),
-        "hazards": [{"code": h["code"], "message": h["message"], "node": h["node"],
-                     "site": _site(h["source"])} for h in G.graph.get("irviz.hazards", [])],
+        "hazards": [{"code": h.code, "message": h.message, "node": h.node,
+                     "site": _site(h.source)} for h in par.hazards(G)],
     }
 
 
