@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import networkx as nx
 
-from ..ir.model import FORK_KINDS
+from ..ir.model import FORK_KINDS, constant_label
 
 COST, COST_MODEL = "irviz.cost", "irviz.cost_model"
 
@@ -109,12 +109,7 @@ def _input_shape(G: nx.DiGraph, node: str, index: int):
 
 def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:
     producers = G.nodes[node]["inputs"]
-    if index >= len(producers) or len(producers[index]) != 1:
-        return None
-    producer = producers[index][0]
-    if producer in G and G.nodes[producer]["kind"] == "prim::Constant":
-        return G.nodes[producer]["label"]
-    return None
+    return constant_label(G, producers[index]) if index < len(producers) else None
 
 
 def node_flops(G: nx.DiGraph, node: str) -> int | None:

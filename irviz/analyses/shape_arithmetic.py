@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import networkx as nx
 
+from ..ir.model import constant_label
+
 #: ops that read a tensor's geometry: (kind -> expression template)
 _READERS = {"aten::size": "size", "aten::dim": "dim", "aten::numel": "numel"}
 #: ops that only convert an integer between tensor and Python forms
@@ -34,16 +36,6 @@ def _value_name(G: nx.DiGraph, producer: str) -> str:
     return G.nodes[producer]["label"]
 
 
-def _constant(G: nx.DiGraph, producers: list[str]) -> str | None:
-    """The text of a folded constant input, or None if the input is not one."""
-    if len(producers) != 1 or producers[0] not in G:
-        return None
-    data = G.nodes[producers[0]]
-    if data["kind"] == "prim::Constant":
-        return data["label"]
-    return None
-
-
 def _cut(text: str) -> str:
     return text if len(text) <= MAX_EXPR else text[:MAX_EXPR - 1] + "…"
 
@@ -55,7 +47,7 @@ def annotate_shape_arithmetic(G: nx.DiGraph) -> None:
     def operand(producers: list[str]) -> str | None:
         if len(producers) == 1 and producers[0] in expr:
             return expr[producers[0]]
-        return _constant(G, producers)
+        return constant_label(G, producers)
 
     for node, data in G.nodes(data=True):   # program order: producers come first
         kind = data["kind"]

@@ -105,6 +105,14 @@ def is_folded(data: dict) -> bool:
     return bool(data.get("hidden")) or "irviz.shape_expr" in data
 
 
+def constant_label(G, producers: list[str]) -> str | None:
+    """The text of an input fed by one ``prim::Constant`` (``3``, ``True``), else None."""
+    if len(producers) != 1 or producers[0] not in G:
+        return None
+    data = G.nodes[producers[0]]
+    return data["label"] if data["kind"] in CONSTANT_KINDS else None
+
+
 def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:
     """The same record for a real tensor (example inputs, parameters)."""
     return {"name": name, "type": "Tensor", "shape": list(tensor.shape),
