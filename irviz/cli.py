@@ -20,8 +20,7 @@ import click  # noqa: E402
 from . import __version__  # noqa: E402
 from .errors import IrvizError  # noqa: E402
 from .exits import fail  # noqa: E402
-
-FORMATS = ("svg", "dot", "json", "html")
+from .output import RENDER_FORMATS as FORMATS  # noqa: E402
 
 #: [tool.irviz] key -> (option name, the commands it applies to, allowed values or None)
 _CONFIG_DEFAULTS = {

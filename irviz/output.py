@@ -7,7 +7,10 @@ from pathlib import Path
 from .errors import UsageError
 from .files import check_writable_dir
 
-__all__ = ["output_paths", "output_stem", "check_output_file"]
+__all__ = ["RENDER_FORMATS", "output_paths", "output_stem", "check_output_file"]
+
+#: what `irviz render --format` writes
+RENDER_FORMATS = ("svg", "dot", "json", "html")
 
 
 def output_stem(target: str) -> str:

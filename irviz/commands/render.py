@@ -7,12 +7,10 @@ import warnings
 from dataclasses import dataclass
 
 from ..exits import INTERNAL_ERROR, fail
-from ..output import output_paths, output_stem
+from ..output import RENDER_FORMATS, output_paths, output_stem
 from ..progress import Stages
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
-
-FORMATS = ("svg", "dot", "json", "html")
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
             console.say(f"skipped {name}: {reason}")
         targets = loaded.targets
         paths = output_paths(request.output, [t.name for t in targets],
-                             output_stem(request.target), request.fmt, FORMATS)
+                             output_stem(request.target), request.fmt, RENDER_FORMATS)
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
 
