@@ -296,6 +296,7 @@ class _Builder:
             callee_env[param.unique()] = self._lookup(env, arg)
         outs = self._walk_graph_body(graph, callee_env, f"{cid}/", cid, (target.path, cls),
                                      fork, depth + 1)
+        self.blocks[cid]["returns"] = [self._ref_list(r) for r in outs]
         self._bind_results(node, outs, env)
 
     def _call_function(self, node, nid, env, block, scope, fork, depth):
@@ -323,6 +324,7 @@ class _Builder:
             callee_env[param.unique()] = self._lookup(env, arg)
         outs = self._walk_graph_body(fn.graph, callee_env, f"{cid}/", cid, scope, fork,
                                      depth + 1)
+        self.blocks[cid]["returns"] = [self._ref_list(r) for r in outs]
         self._bind_results(node, outs, env)
 
     def _bind_results(self, node, outs, env):

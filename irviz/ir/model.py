@@ -35,6 +35,7 @@ Node attributes (all JSON-serialisable):
 ``code``         source line text for control-flow nodes (``if x.sum() > 0:``).
 ``trip_count``   for ``prim::Loop``: an int, or a description of the producer.
 ``task_returns`` for ``prim::fork``: producer ids of the task's result.
+A call container's ``returns``: the producer ids of each value it returns.
 
 Graph attributes: ``name``, ``mode`` (``script``/``trace``/``archive``),
 ``root_class``, ``source_file``, ``inputs`` / ``outputs`` (node ids) and
@@ -111,6 +112,36 @@ def constant_label(G, producers: list[str]) -> str | None:
         return None
     data = G.nodes[producers[0]]
     return data["label"] if data["kind"] in CONSTANT_KINDS else None
+
+
+def returned_shape(G, call: str) -> str | None:
+    """``1×256×200×200 float32``: what a method/function call returns (its first value),
+    from the shapes of the nodes that produce it; ``?`` when it returns a tensor whose
+    shape is unknown although the call has shapes inside (an ``if`` whose taken branch
+    has none recorded, say); None when nothing is known (no shapes at all).
+
+    A value returned from an ``if`` has one producer per branch: the branch that ran has
+    a shape, the other none, so the known shapes must agree."""
+    info = G.graph["blocks"].get(call, {})
+    returns = info.get("returns")
+    if not returns or not returns[0]:
+        return None
+    shapes, tensor = set(), False
+    for producer in returns[0]:
+        outputs = G.nodes[producer]["outputs"] if producer in G else []
+        if len(outputs) != 1:
+            continue
+        tensor |= outputs[0].get("type") == "Tensor"
+        text = format_shape(outputs[0]) if outputs[0].get("shape") is not None else None
+        if text:
+            shapes.add(text)
+    if len(shapes) == 1:
+        return shapes.pop()
+    if tensor and (shapes or any(
+            o.get("shape") is not None for n, d in G.nodes(data=True)
+            if d.get("block") == call for o in d["outputs"])):
+        return "?"
+    return None
 
 
 def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:

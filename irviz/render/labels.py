@@ -14,7 +14,7 @@ from typing import NamedTuple
 import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
-from ..ir.model import TASK_KINDS, format_shape, is_folded
+from ..ir.model import TASK_KINDS, format_shape, is_folded, returned_shape
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
@@ -208,10 +208,13 @@ class Labels:
         return tooltip(lines)
 
     # -- module calls ------------------------------------------------------------
-    def _ops_row(self, ops: int, shown: list[str]) -> str:
-        """``7 ops → 2×8 float32``: how many ops, and what the last one returns."""
-        last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
-        shape = format_shape(last_out[0]) if last_out else None
+    def _ops_row(self, ops: int, shown: list[str], call: str | None = None) -> str:
+        """``7 ops → 2×8 float32``: how many ops, and what the call returns (``?`` when
+        the picture has shapes but not this one's: never another call's guess)."""
+        shape = returned_shape(self.G, call) if call is not None else None
+        if shape is None:
+            last_out = self.G.nodes[shown[-1]]["outputs"] if shown else []
+            shape = format_shape(last_out[0]) if last_out else None
         return _font("detail", f'{ops} op{"s" if ops != 1 else ""}'
                      + (f" → {_h(shape)}" if shape else ""))
 
@@ -221,7 +224,7 @@ class Labels:
         box = f"box:{cid}"
         shown = [n for n in self.plan.members.get(box, ()) if not is_folded(self.G.nodes[n])]
         ops = len(shown)
-        rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown)]
+        rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown, cid)]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
         lines = [f"{info['kind']} call: {info['label']}",
                  f"type: {info.get('qualified_type')}"]
@@ -248,7 +251,7 @@ class Labels:
         rows = [f"<B>{_h(_truncate(head, 60))}</B>",
                 _font("detail", _h(_truncate(
                     f"{kind} × {len(names)} (same as {call_name(first)})", 60))),
-                self._ops_row(ops, shown)]
+                self._ops_row(ops, shown, calls[-2])]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
         lines = [f"{len(names)} repeated calls of {kind} rolled up "
                  f"(type: {first.get('qualified_type') or first['label']})",
