@@ -269,8 +269,12 @@ class _Builder:
         if structural is not None:
             getattr(self, structural)(node, nid, env, block, scope_t, fork, depth)
             return
-        hidden = kind in ("prim::ListConstruct", "prim::TupleConstruct") and all(
-            i.node().kind() == "prim::Constant" for i in _ins(node)) and node.inputsSize() > 0
+        # prim::Uninitialized: the value TorchScript's early-exit rewrite puts on a path
+        # that never reads it; drawing it tells the user nothing
+        hidden = kind == "prim::Uninitialized" or (
+            kind in ("prim::ListConstruct", "prim::TupleConstruct") and all(
+                i.node().kind() == "prim::Constant" for i in _ins(node))
+            and node.inputsSize() > 0)
         self._add_op(node, nid, env, block, scope_t, fork, hidden=hidden)
 
     # -- calls -------------------------------------------------------------------

@@ -28,7 +28,7 @@ from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels
 from .plan import DrawPlan, Drawn, RenderOptions, plan_view
-from .style import (CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FINDING, FONT, GHOST_NODE,
+from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FINDING, FONT, GHOST_NODE,
                     NODE_STYLE, OVERLAP_FILL, PLACEHOLDER_TEXT, node_category)
 
 __all__ = ["DotResult", "GHOST_SPAN", "RenderOptions", "build_dot", "to_dot"]
@@ -61,6 +61,8 @@ class _DotWriter:
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
         self._first_in: dict[str, str] | None = None
+        #: call container -> the placeholder drawn for it (it draws nothing else)
+        self._placeholders: dict[str, str] = {}
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -174,6 +176,7 @@ class _DotWriter:
                            frozen=bool(info.get("irviz.frozen")))
         self._emit_container(cid, indent + "  ")
         if self._first_drawn(cid) is None:  # e.g. a traced module that only returned its input
+            self._placeholders[cid] = cid + "/empty"
             self._emit_placeholder(cid + "/empty", self.labels.empty_call(cid), indent + "  ")
         self.lines.append(f"{indent}}}")
 
@@ -221,6 +224,7 @@ class _DotWriter:
             if r is not None and r not in position:
                 position[r] = len(position)
         seen: set[tuple[str, str]] = set()
+        fed: set[str] = set()  # drawn items a (non-ghost) edge flows into
         ghosts = 0
         for u, v, data in G.edges(data=True):
             ru, rv = rep[u], rep[v]
@@ -238,8 +242,11 @@ class _DotWriter:
                 ghost.update(**GHOST_NODE, label=label, tooltip=tooltip)
                 self.lines.append(f"  {_q(src)} {_attrs(ghost)};")
                 attrs.update(EDGE_STYLE["ghost"])
+            else:
+                fed.add(rv)
             self.lines.append(f"  {_q(src)} -> {_q(rv)} {_attrs(attrs)};")
         for u, v in self._control_edges:
+            fed.add(v)
             self.lines.append(f"  {_q(u)} -> {_q(v)} {_attrs(EDGE_STYLE['control'])};")
         # fork -> wait pairings (from analyses.fork_wait) and task results
         pairing = {**EDGE_STYLE["pairing"], "tooltip": "future waited here"}
@@ -252,6 +259,7 @@ class _DotWriter:
                 rw = rep[wait]
                 if rw is None:
                     continue
+                fed.add(rw)
                 if (node, rw) not in seen:
                     seen.add((node, rw))
                     self.lines.append(f"  {_q(node)} -> {_q(rw)} {_attrs(pairing)};")
@@ -259,6 +267,41 @@ class _DotWriter:
                     if r and r != rw and (r, rw) not in seen:
                         seen.add((r, rw))
                         self.lines.append(f"  {_q(r)} -> {_q(rw)} {_attrs(result)};")
+        self._emit_anchors(fed)
+
+    def _emit_anchors(self, fed: set[str]) -> None:
+        """Invisible edges that keep a node nothing flows into (``self.training``, a
+        ``raise``, an ``if`` on an attribute, a node fed only by a ghost copy of a far
+        producer) below what ran before it in its module or block. Without one dot puts such a node on the top rank and its
+        cluster stretches over the whole picture's height."""
+        G, rep = self.G, self.plan.representative
+        last: dict[str, str] = {}  # container -> the last drawn item inside it so far
+        anchored: set[str] = set(G.graph.get("inputs", ()))  # inputs share the top rank
+        for node, block in G.nodes(data="block"):  # program order
+            drawn = rep[node] or self._placeholder_of(block)
+            if drawn is None:
+                continue
+            if drawn not in fed and drawn not in anchored:
+                anchored.add(drawn)
+                b = block
+                while b is not None:
+                    before = last.get(b)
+                    if before is not None and before != drawn:
+                        self.lines.append(f"  {_q(before)} -> {_q(drawn)} {_attrs(ANCHOR)};")
+                        break
+                    b = self.blocks[b]["parent"]
+            b = block
+            while b is not None:
+                last[b] = drawn
+                b = self.blocks[b]["parent"]
+
+    def _placeholder_of(self, block: str | None) -> str | None:
+        """The placeholder drawn for the innermost call around ``block`` that draws nothing."""
+        while block is not None:
+            if block in self._placeholders:
+                return self._placeholders[block]
+            block = self.blocks[block]["parent"]
+        return None
 
 
 @dataclass

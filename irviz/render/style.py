@@ -85,6 +85,9 @@ EDGE_STYLE = {
     "ghost":   {"color": "#90a4ae", "style": "dotted"},
 }
 
+#: an invisible edge that keeps a node nothing flows into below what ran before it
+ANCHOR = {"style": "invis", "arrowhead": "none"}
+
 #: legend rows: (category or edge style, text)
 LEGEND = [
     ("input", "graph input"), ("output", "graph output"), ("op", "operation"),
