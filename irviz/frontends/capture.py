@@ -73,27 +73,90 @@ def _is_torch_frame(filename: str) -> bool:
     return is_torch_file(filename) or "<frozen" in filename
 
 
-def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None):
-    """Innermost frame in the user's file, else the innermost non-torch, non-irviz frame."""
-    irviz_dir = os.path.dirname(os.path.dirname(__file__))
+_IRVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = None):
+    """The innermost frame of the model's code: not torch's, not irviz's, not ``warnings``.
+
+    An installed library's file (torchvision, transformers) *is* the model's code: its line
+    is where the warning belongs, not the user's line that called into the library. With
+    ``user_file`` a frame in that file is preferred (a failed trace names the user's line)."""
     if user_file is not None:
         wanted = str(user_file)
         for frame in reversed(stack):
             if frame.filename == wanted:
                 return frame
     for frame in reversed(stack):
-        if not _is_torch_frame(frame.filename) and not is_inside(frame.filename, irviz_dir) \
+        if not _is_torch_frame(frame.filename) and not is_inside(frame.filename, _IRVIZ_DIR) \
                 and "warnings.py" not in frame.filename:
             return frame
     return None
+
+
+def _format_pattern(fmt: str) -> re.Pattern:
+    """``aten::format``'s string as a pattern: each ``{}`` matches anything."""
+    return re.compile(".*".join(re.escape(part) for part in fmt.split("{}")) + r"\Z", re.S)
+
+
+class WarnSites:
+    """Where the compiled code's ``warnings.warn`` calls are, by message.
+
+    A warning raised while TorchScript's interpreter runs the model has no Python frame of
+    the model's own: Python sees only the caller of the scripted module (irviz). The
+    ``aten::warn`` nodes of the inlined graph know the source line of each message."""
+
+    def __init__(self) -> None:
+        self._sites: list[tuple[re.Pattern, str, int]] | None = None
+        self._scripted: Any = None
+
+    def watch(self, scripted: Any) -> None:
+        self._scripted, self._sites = scripted, None
+
+    def find(self, message: str) -> tuple[str, int] | None:
+        if self._scripted is None:
+            return None
+        if self._sites is None:
+            self._sites = list(self._collect(self._scripted))
+        for pattern, path, line in self._sites:
+            if pattern.match(message):
+                return path, line
+        return None
+
+    @staticmethod
+    def _collect(scripted: Any):
+        from ..ir.source import node_locations
+
+        try:
+            graph = scripted.inlined_graph
+        except (AttributeError, RuntimeError):
+            return
+        for node in graph.findAllNodes("aten::warn", True):
+            message = node.inputsAt(0)
+            producer = message.node()
+            try:
+                if producer.kind() == "prim::Constant":
+                    pattern = re.compile(re.escape(str(message.toIValue())) + r"\Z", re.S)
+                elif producer.kind() == "aten::format":
+                    pattern = _format_pattern(str(producer.inputsAt(0).toIValue()))
+                else:
+                    continue
+            except RuntimeError:  # not a constant after all
+                continue
+            source = node_locations(node)[0]
+            if source:
+                path, line, _ = source.rsplit(":", 2)
+                yield pattern, path, int(line)
 
 
 _DEPRECATION = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 @contextlib.contextmanager
-def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]]:
-    """Record every warning raised inside the block, attributed to the user's code.
+def recording_warnings(sites: WarnSites | None = None) -> Iterator[list[CapturedWarning]]:
+    """Record every warning raised inside the block, attributed to the model's code: the
+    innermost frame outside torch (a library the model comes from counts as its code), or
+    for a warning the compiled code raised, its ``aten::warn``'s line (``sites``).
 
     ``simplefilter("always")`` goes in front of torch's filters (which hide
     TracerWarnings raised from modules named ``torch*``) and disables the
@@ -107,13 +170,17 @@ def recording_warnings(user_file: Path | None) -> Iterator[list[CapturedWarning]
                 _is_torch_frame(filename) or "TorchScript" in str(message)
                 or "torch.jit" in str(message)):
             return
-        in_user = not _is_torch_frame(filename)
-        origin = None if in_user else f"{torch_relative(filename)}:{lineno}"
-        if not in_user or (user_file is not None and filename != str(user_file)):
-            frame = _user_frame(traceback.extract_stack()[:-1], user_file)
+        text = str(message)
+        in_user = not _is_torch_frame(filename) and not is_inside(filename, _IRVIZ_DIR)
+        origin = f"{torch_relative(filename)}:{lineno}" if _is_torch_frame(filename) else None
+        site = sites.find(text) if sites is not None and is_inside(filename, _IRVIZ_DIR) \
+            else None
+        if site is not None:
+            (filename, lineno), in_user = site, True
+        elif not in_user:
+            frame = _user_frame(traceback.extract_stack()[:-1])
             if frame is not None and frame.lineno is not None:
                 filename, lineno, in_user = frame.filename, frame.lineno, True
-        text = str(message)
         key = (category.__name__, text, filename, lineno)
         if key in seen:
             return
@@ -237,7 +304,8 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
     if mode not in MODES:
         raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     notes: list[str] = []
-    with recording_warnings(target.source_file) as recorded:
+    sites = WarnSites()
+    with recording_warnings(sites) as recorded:
         if target.kind == "archive":
             scripted, done = target.obj, "archive"
             if mode == "trace":
@@ -255,6 +323,7 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
                 notes.append(f"scripting failed ({exc.message}); traced instead")
                 scripted, done = _trace(target, inputs), "trace"
         if done in ("script", "archive") and inputs is not None:
+            sites.watch(scripted)
             _run_once(target, scripted, inputs)
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
