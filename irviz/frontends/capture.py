@@ -22,6 +22,7 @@ import torch
 
 from ..errors import CaptureError, InputsError
 from ..paths import display_path, is_inside, is_torch_file, torch_relative
+from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .loader import Target
 
 MODES = ("script", "trace", "auto")
@@ -58,6 +59,15 @@ class Capture:
     warnings: list[CapturedWarning] = field(default_factory=list)
     #: human-readable remarks, e.g. the fallback from script to trace
     notes: list[str] = field(default_factory=list)
+    #: what running the model's Python showed (a scripted capture with inputs: one eager
+    #: run; a trace: the lines its run executed); None when the Python did not run
+    eager: EagerRun | None = None
+
+    @property
+    def executed_lines(self) -> frozenset[tuple[str, int]] | None:
+        """``(file, line)`` of the model's code that ran while capturing, or None when
+        the model's Python did not run (no inputs, an archive, an already-scripted target)."""
+        return None if self.eager is None else self.eager.executed_lines
 
     @property
     def name(self) -> str:
@@ -244,7 +254,8 @@ def _script(target: Target) -> Any:
             detail=f"{type(exc).__name__}: {text}") from None
 
 
-def _trace(target: Target, inputs: tuple | None) -> Any:
+def _trace(target: Target, inputs: tuple | None) -> tuple[Any, EagerRun | None]:
+    """The traced module, and the lines of the model's code the trace's run executed."""
     if inputs is None:
         raise InputsError(
             f"--mode trace needs example inputs for {target.spec}",
@@ -258,9 +269,12 @@ def _trace(target: Target, inputs: tuple | None) -> Any:
                 hint="give each input at least one element, e.g. torch.rand(1, 4)")
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        return obj
+        return obj, None
+    lines = LineRecorder()
     try:
-        return torch.jit.trace(obj, inputs, check_trace=False)
+        with lines:
+            traced = torch.jit.trace(obj, inputs, check_trace=False)
+        return traced, EagerRun(executed_lines=lines.executed())
     except Exception as exc:
         text = str(exc).strip()
         if _torchscript_removed(text):
@@ -304,6 +318,7 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
     if mode not in MODES:
         raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     notes: list[str] = []
+    eager: EagerRun | None = None
     sites = WarnSites()
     with recording_warnings(sites) as recorded:
         if target.kind == "archive":
@@ -311,7 +326,7 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
             if mode == "trace":
                 notes.append("a saved archive is already TorchScript; shown as loaded")
         elif mode == "trace":
-            scripted, done = _trace(target, inputs), "trace"
+            (scripted, eager), done = _trace(target, inputs), "trace"
         elif mode == "script":
             scripted, done = _script(target), "script"
         else:  # auto
@@ -321,12 +336,19 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
                 if inputs is None:
                     raise
                 notes.append(f"scripting failed ({exc.message}); traced instead")
-                scripted, done = _trace(target, inputs), "trace"
+                (scripted, eager), done = _trace(target, inputs), "trace"
         if done in ("script", "archive") and inputs is not None:
             sites.watch(scripted)
             _run_once(target, scripted, inputs)
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
             notes.append("the target is already scripted; tracing it is a no-op")
+    if done == "script" and inputs is not None and callable(target.obj) and not isinstance(
+            target.obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        with warnings.catch_warnings():  # what torch says is recorded above, once
+            warnings.simplefilter("ignore")
+            eager = run_eagerly(target.obj, inputs)
+        if eager.error:
+            notes.append(f"shapes not recorded: running the model raised {eager.error}")
     return Capture(target=target, mode=done, scripted=scripted, inputs=inputs,
-                   warnings=list(recorded), notes=notes)
+                   warnings=list(recorded), notes=notes, eager=eager)

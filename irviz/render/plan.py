@@ -99,14 +99,18 @@ class DrawPlan:
     unplaced_findings: tuple[dict, ...]
 
 
+_LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
+
+
 def is_library_call(info: dict) -> bool:
-    """A call container (``G.graph["blocks"][cid]``) of a torch.nn module, drawn as one box
-    by default - but not the containers (Sequential, ModuleList, ModuleDict), which hold
-    the user's own modules."""
-    qual = info.get("qualified_type") or ""
-    if ".torch.nn.modules.container." in qual or qual.startswith("torch.nn.modules.container."):
+    """A call container (``G.graph["blocks"][cid]``) of a module torch itself defines
+    (``torch.nn``, and ``torch.ao.nn``'s quantized and fused modules), drawn as one box by
+    default - but not the containers (Sequential, ModuleList, ModuleDict), which hold the
+    user's own modules."""
+    qual = (info.get("qualified_type") or "").removeprefix("__torch__.")
+    if qual.startswith("torch.nn.modules.container."):
         return False
-    return ".torch.nn." in qual or qual.startswith("torch.nn.")
+    return qual.startswith(_LIBRARY_MODULES)
 
 
 def call_name(info: dict) -> str:

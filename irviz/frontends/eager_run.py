@@ -1,0 +1,205 @@
+"""Running the model's Python once, to learn what the compiled graph cannot say.
+
+Two records come from one eager run (or, for a trace, from the trace's own run):
+
+* which lines of the model's code ran (:class:`LineRecorder`): a lint finding on a line
+  that never ran is not evidence of anything;
+* for every aten op, the output shapes, the innermost Python line that called it and the
+  module whose ``forward`` was running (its path, as ``named_modules`` names it): scripted
+  graphs carry no shapes, and scripting compiles that same source, so
+  :mod:`irviz.analyses.runtime_shapes` gives a scripted node the shapes recorded for its op,
+  module and line (never another module's: library lines such as ``F.relu`` are shared by
+  every caller).
+"""
+from __future__ import annotations
+
+import os
+import sys
+import sysconfig
+from dataclasses import dataclass, field
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from ..paths import TORCH_DIR, is_inside
+
+__all__ = ["CONFLICT", "EagerRun", "LineRecorder", "run_eagerly"]
+
+_IRVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+_NOT_MODEL_CODE = tuple({TORCH_DIR, _IRVIZ_DIR, sysconfig.get_paths()["stdlib"],
+                         sysconfig.get_paths()["platstdlib"]})
+
+
+class LineRecorder:
+    """The ``(file, line)`` pairs of the model's code that ran inside the block.
+
+    The model's code is every file but torch's, irviz's and the standard library's (an
+    installed library a model comes from counts). Only frames of such files get a line
+    tracer, so torch's own Python runs at full speed. A tracer already installed (a
+    debugger, coverage) is put back afterwards."""
+
+    def __init__(self) -> None:
+        self.lines: set[tuple[str, int]] = set()
+        self._wanted: dict[object, bool] = {}
+        self._previous = None
+
+    def _is_model_code(self, code) -> bool:
+        found = self._wanted.get(code)
+        if found is None:
+            name = code.co_filename
+            found = self._wanted[code] = not name.startswith("<") and not any(
+                is_inside(name, d) for d in _NOT_MODEL_CODE)
+        return found
+
+    def _global(self, frame, event, _arg):
+        if event == "call" and self._is_model_code(frame.f_code):
+            self.lines.add((frame.f_code.co_filename, frame.f_lineno))
+            return self._local
+        return None
+
+    def _local(self, frame, event, _arg):
+        if event == "line":
+            self.lines.add((frame.f_code.co_filename, frame.f_lineno))
+        return self._local
+
+    def __enter__(self) -> "LineRecorder":
+        self._previous = sys.gettrace()
+        sys.settrace(self._global)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        sys.settrace(self._previous)
+
+    def executed(self) -> frozenset[tuple[str, int]]:
+        return frozenset(self.lines)
+
+
+CONFLICT = object()
+#: one op recorded at one key with different shapes: the shape stays unknown
+_MACHINERY = tuple(f"{TORCH_DIR}/{part}" for part in (
+    "_dynamo", "utils", "_ops.py", "overrides.py", "_compile.py", "_jit_internal.py"))
+_filenames: dict[str, bool] = {}
+
+
+def _is_dispatch_machinery(filename: str) -> bool:
+    """Frames between the user's line and the op: torch's dispatch plumbing."""
+    found = _filenames.get(filename)
+    if found is None:
+        found = _filenames[filename] = any(is_inside(filename, m) for m in _MACHINERY)
+    return found
+
+
+class _ModuleStack:
+    """The path of the module whose ``forward`` is running, kept by global forward
+    hooks while the model runs once."""
+
+    def __init__(self, root: object):
+        self.paths = ({id(m): name for name, m in root.named_modules()}
+                      if isinstance(root, torch.nn.Module) else {})
+        self.stack: list[str] = []
+        self._handles = []
+
+    @property
+    def current(self) -> str:
+        return self.stack[-1] if self.stack else ""
+
+    def _enter(self, module, _args):
+        self.stack.append(self.paths.get(id(module), self.current))
+
+    def _leave(self, _module, _args, _out):
+        if self.stack:
+            self.stack.pop()
+
+    def __enter__(self) -> "_ModuleStack":
+        hooks = torch.nn.modules.module
+        self._handles = [hooks.register_module_forward_pre_hook(self._enter),
+                         hooks.register_module_forward_hook(self._leave, always_call=True)]
+        return self
+
+    def __exit__(self, *exc) -> None:
+        for handle in self._handles:
+            handle.remove()
+
+
+def _record(seen: dict, modules: _ModuleStack, name: str, out) -> None:
+    """Remember the output shapes of op ``name`` called from the innermost user-level
+    frame, inside the module whose forward is running."""
+    frame = sys._getframe(2)
+    while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
+        frame = frame.f_back
+    if frame is None:
+        return
+    key = (name, modules.current, frame.f_code.co_filename, frame.f_lineno)
+    outs = out if isinstance(out, (tuple, list)) else (out,)
+    shapes = tuple(tuple(o.shape) + (str(o.dtype),) for o in outs if isinstance(o, torch.Tensor))
+    previous = seen.get(key)
+    if previous is None:
+        seen[key] = shapes
+    elif previous != shapes:
+        seen[key] = CONFLICT
+
+
+class _DispatchRecorder(TorchDispatchMode):
+    """Sees aten ops after autograd (``aten::add``, but ``linear`` as ``t`` + ``addmm``)."""
+
+    def __init__(self, seen: dict, modules: _ModuleStack):
+        super().__init__()
+        self.seen, self.modules = seen, modules
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        _record(self.seen, self.modules, func._schema.name.split("::")[-1], out)
+        return out
+
+
+# torch wraps every ``__torch_dispatch__`` in ``torch._compile._disable_dynamo``, whose first
+# call imports ``torch._dynamo``: ~1 s and +70 MB per process (measured), for a guard that
+# only matters while dynamo traces, which never happens here. The plain function is enough.
+_DispatchRecorder.__torch_dispatch__ = getattr(_DispatchRecorder.__torch_dispatch__,
+                                               "__wrapped__", _DispatchRecorder.__torch_dispatch__)
+
+
+class _FunctionRecorder(TorchFunctionMode):
+    """Sees the torch API calls (``F.linear``, ``_VF.lstm``) before they decompose."""
+
+    def __init__(self, seen: dict, modules: _ModuleStack):
+        super().__init__()
+        self.seen, self.modules = seen, modules
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = getattr(func, "__name__", "")
+        if name.startswith("__") and name.endswith("__"):
+            name = name.strip("_").removeprefix("r") if name.startswith("__r") else name.strip("_")
+        if name:
+            _record(self.seen, self.modules, name, out)
+        return out
+
+
+
+@dataclass
+class EagerRun:
+    """What one eager run of the model showed."""
+
+    #: ``(file, line)`` of the model's code that ran
+    executed_lines: frozenset[tuple[str, int]] = frozenset()
+    #: ``(op, module path, file, line)`` -> ``((*dims, dtype), ...)`` per output, or CONFLICT
+    op_shapes: dict[tuple[str, str, str, int], object] = field(default_factory=dict)
+    #: the model's own exception, when running it failed (the records are then partial)
+    error: str | None = None
+
+
+def run_eagerly(obj, inputs: tuple) -> EagerRun:
+    """Run ``obj(*inputs)`` once without gradients, recording lines and op shapes."""
+    run = EagerRun()
+    lines = LineRecorder()
+    try:
+        with torch.no_grad(), _ModuleStack(obj) as modules, \
+                _FunctionRecorder(run.op_shapes, modules), \
+                _DispatchRecorder(run.op_shapes, modules), lines:
+            obj(*inputs)
+    except Exception as exc:  # the model's own failure
+        run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
+    run.executed_lines = lines.executed()
+    return run
