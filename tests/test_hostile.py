@@ -71,7 +71,7 @@ class Evil(torch.nn.Module):
             "<script>alert(1)</script>": torch.nn.ReLU(),
             "javascript:alert(1)": torch.nn.Tanh(),
             '"];evil->node[label="': torch.nn.Sigmoid(),
-            "@LONG_K@": torch.nn.Identity(),
+            "@LONG_K@": torch.nn.ReLU6(),
         })
 
     def forward(self, x):

@@ -263,10 +263,13 @@ def test_budget_rolls_a_flat_stack_of_1667_blocks():
     assert _edge_ends(dot) <= ids
 
 
-def test_an_empty_library_call_is_not_a_stray_box():
+@pytest.mark.parametrize("mode", ["trace", "script"])
+def test_an_empty_library_call_is_not_a_stray_box(mode):
+    """nn.Identity records no op (traced), or a call with no node (scripted: the batch
+    norms a quantized model fused away)."""
     from pathlib import Path
     spec = str(Path(__file__).parent / "models" / "shape_math.py") + ":Skip"
-    view = one(spec, "trace")
+    view = one(spec, mode)
     dot = view.dot()
     assert "shortcut: Identity" not in dot and "body: Linear" in dot   # nothing recorded
     assert view.drawn_nodes == 4   # x, the Linear box, add, return

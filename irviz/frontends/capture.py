@@ -10,6 +10,7 @@ TorchScript never reach the user's terminal.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import re
 import traceback
@@ -97,11 +98,24 @@ def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = No
         for frame in reversed(stack):
             if frame.filename == wanted:
                 return frame
-    for frame in reversed(stack):
-        if not _is_torch_frame(frame.filename) and not is_inside(frame.filename, _IRVIZ_DIR) \
-                and "warnings.py" not in frame.filename:
-            return frame
+    for frame in reversed(stack):  # innermost first
+        if _is_torch_frame(frame.filename) or "warnings.py" in frame.filename:
+            continue
+        if is_inside(frame.filename, _IRVIZ_DIR):
+            return None  # out of the model's code: torch was called by irviz itself
+        return frame
     return None
+
+
+def forward_source(target: Target) -> tuple[str, int] | None:
+    """``(file, line)`` of the model's ``forward`` (or the function's ``def``)."""
+    obj = target.obj
+    fn = getattr(type(obj), "forward", None) if isinstance(obj, torch.nn.Module) else obj
+    try:
+        _, start = inspect.getsourcelines(fn)
+        return inspect.getsourcefile(fn), start
+    except (TypeError, OSError):
+        return None
 
 
 def _format_pattern(fmt: str) -> re.Pattern:
@@ -163,10 +177,13 @@ _DEPRECATION = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 @contextlib.contextmanager
-def recording_warnings(sites: WarnSites | None = None) -> Iterator[list[CapturedWarning]]:
+def recording_warnings(sites: WarnSites | None = None, forward: tuple[str, int] | None = None
+                       ) -> Iterator[list[CapturedWarning]]:
     """Record every warning raised inside the block, attributed to the model's code: the
-    innermost frame outside torch (a library the model comes from counts as its code), or
-    for a warning the compiled code raised, its ``aten::warn``'s line (``sites``).
+    innermost frame outside torch (a library the model comes from counts as its code); for
+    a warning the compiled code raised, its ``aten::warn``'s line (``sites``); for one torch
+    raised with none of the model's frames running (about the traced outputs, say), the
+    model's ``forward``.
 
     ``simplefilter("always")`` goes in front of torch's filters (which hide
     TracerWarnings raised from modules named ``torch*``) and disables the
@@ -191,6 +208,8 @@ def recording_warnings(sites: WarnSites | None = None) -> Iterator[list[Captured
             frame = _user_frame(traceback.extract_stack()[:-1])
             if frame is not None and frame.lineno is not None:
                 filename, lineno, in_user = frame.filename, frame.lineno, True
+            elif forward is not None:
+                (filename, lineno), in_user = forward, True
         key = (category.__name__, text, filename, lineno)
         if key in seen:
             return
@@ -320,7 +339,7 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
     notes: list[str] = []
     eager: EagerRun | None = None
     sites = WarnSites()
-    with recording_warnings(sites) as recorded:
+    with recording_warnings(sites, forward_source(target)) as recorded:
         if target.kind == "archive":
             scripted, done = target.obj, "archive"
             if mode == "trace":

@@ -124,7 +124,10 @@ class _Builder:
 
     # -- containers --------------------------------------------------------------
     def _container(self, cid: str, kind: str, parent: str | None, **meta) -> str:
-        self.blocks[cid] = {"kind": kind, "parent": parent, **meta}
+        # ``at``: how many nodes came before it in program order (a call that records no
+        # node still has a place in the picture's order)
+        self.blocks[cid] = {"kind": kind, "parent": parent, "at": self.G.number_of_nodes(),
+                            **meta}
         return cid
 
     # -- entry -------------------------------------------------------------------

@@ -35,7 +35,8 @@ Node attributes (all JSON-serialisable):
 ``code``         source line text for control-flow nodes (``if x.sum() > 0:``).
 ``trip_count``   for ``prim::Loop``: an int, or a description of the producer.
 ``task_returns`` for ``prim::fork``: producer ids of the task's result.
-A call container's ``returns``: the producer ids of each value it returns.
+A call container's ``returns``: the producer ids of each value it returns; every
+container's ``at``: how many nodes precede it in program order.
 
 Graph attributes: ``name``, ``mode`` (``script``/``trace``/``archive``),
 ``root_class``, ``source_file``, ``inputs`` / ``outputs`` (node ids) and

@@ -31,6 +31,9 @@ from .plan import DrawPlan, Drawn, RenderOptions, plan_view
 from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FINDING, FONT, GHOST_NODE,
                     NODE_STYLE, OVERLAP_FILL, PLACEHOLDER_TEXT, node_category)
 
+#: at most this many invisible edges hold one stage below the stage before it
+MAX_STAGE_ENTRIES = 24
+
 __all__ = ["DotResult", "GHOST_SPAN", "RenderOptions", "build_dot", "to_dot"]
 
 #: drawn nodes an edge may skip before its source is drawn again as a ghost
@@ -63,6 +66,7 @@ class _DotWriter:
         self._first_in: dict[str, str] | None = None
         #: call container -> the placeholder drawn for it (it draws nothing else)
         self._placeholders: dict[str, str] = {}
+        self._with_nodes: set[str] | None = None
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -268,6 +272,7 @@ class _DotWriter:
                         seen.add((r, rw))
                         self.lines.append(f"  {_q(r)} -> {_q(rw)} {_attrs(result)};")
         self._emit_anchors(fed)
+        self._emit_stage_order()
 
     def _emit_anchors(self, fed: set[str]) -> None:
         """Invisible edges that keep a node nothing flows into (``self.training``, a
@@ -277,8 +282,18 @@ class _DotWriter:
         G, rep = self.G, self.plan.representative
         last: dict[str, str] = {}  # container -> the last drawn item inside it so far
         anchored: set[str] = set(G.graph.get("inputs", ()))  # inputs share the top rank
-        for node, block in G.nodes(data="block"):  # program order
-            drawn = rep[node] or self._placeholder_of(block)
+        # placeholders of calls that recorded no node at all: placed by where the call was
+        nodeless: dict[int, list[tuple[str, str]]] = {}
+        for cid, placeholder in self._placeholders.items():
+            if placeholder not in self._placed_by_nodes():
+                nodeless.setdefault(self.blocks[cid].get("at", 0), []).append(
+                    (placeholder, self.blocks[cid]["parent"]))
+        items = []
+        for i, (node, block) in enumerate(G.nodes(data="block")):  # program order
+            items.extend(nodeless.pop(i, ()))
+            items.append((rep[node] or self._placeholder_of(block), block))
+        items.extend(item for rest in nodeless.values() for item in rest)
+        for drawn, block in items:
             if drawn is None:
                 continue
             if drawn not in fed and drawn not in anchored:
@@ -294,6 +309,91 @@ class _DotWriter:
             while b is not None:
                 last[b] = drawn
                 b = self.blocks[b]["parent"]
+
+    def _emit_stage_order(self) -> None:
+        """Invisible edges that keep a module's stages in program order: when a call uses
+        what the call drawn before it (in the same module or block) produced, it starts
+        below that call's last node. Without one a stage whose first ops read only early
+        values rises beside the stage it follows (Faster R-CNN's ``filter_proposals``
+        starts with the length of a list made before the head ran)."""
+        G, rep, blocks = self.G, self.plan.representative, self.blocks
+        is_open = {item.id for items in self.plan.contents.values() for item in items
+                   if item.kind == "cluster"}
+        if len(is_open) < 2:
+            return
+        chains: dict[str, tuple[str, ...]] = {}
+
+        def chain(block: str) -> tuple[str, ...]:
+            """The open call clusters around ``block``, outermost first."""
+            found = chains.get(block)
+            if found is None:
+                calls, b = [], block
+                while b is not None:
+                    if b in is_open:
+                        calls.append(b)
+                    b = blocks[b]["parent"]
+                found = chains[block] = tuple(reversed(calls))
+            return found
+
+        first: dict[str, str] = {}
+        last: dict[str, str] = {}
+        span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
+        position: dict[str, int] = {}
+        order = list(G.nodes)
+        for i, (node, block) in enumerate(G.nodes(data="block")):  # program order
+            position[node] = i
+            drawn = rep[node]
+            for cid in chain(block):
+                span.setdefault(cid, [i, i])[1] = i
+                if drawn is not None:
+                    first.setdefault(cid, drawn)
+                    last[cid] = drawn
+
+        def uses(a: str, b: str) -> bool:
+            """Does a node of call ``b`` read (through any path) what call ``a`` made?
+            A call's nodes are consecutive in program order and edges run forward, so the
+            search stops at ``b``'s last position."""
+            (a0, a1), (b0, b1) = span[a], span[b]
+            todo = [v for n in order[a0:a1 + 1] for v in G.successors(n)
+                    if a1 < position[v] <= b1]
+            seen = set(todo)
+            while todo:
+                v = todo.pop()
+                if position[v] >= b0:
+                    return True
+                for w in G.successors(v):
+                    if w not in seen and position[w] <= b1:
+                        seen.add(w)
+                        todo.append(w)
+            return False
+
+        def entries(b: str) -> list[str]:
+            """What ``b`` draws that nothing inside ``b`` flows into: where it starts."""
+            b0, b1 = span[b]
+            found: dict[str, None] = {}
+            for n in order[b0:b1 + 1]:
+                r = rep[n]
+                if r is not None and r not in found and not any(
+                        b0 <= position[p] <= b1 and rep[p] not in (None, r)
+                        for p in G.predecessors(n)):
+                    found[r] = None
+            return list(found)[:MAX_STAGE_ENTRIES]
+
+        for items in self.plan.contents.values():
+            calls = [item.id for item in items if item.kind == "cluster"]
+            for a, b in zip(calls, calls[1:]):
+                if a in last and b in first and uses(a, b):
+                    for entry in entries(b):
+                        if entry != last[a]:
+                            self.lines.append(
+                                f"  {_q(last[a])} -> {_q(entry)} {_attrs(ANCHOR)};")
+
+    def _placed_by_nodes(self) -> set[str]:
+        """Placeholders of calls that hold nodes (all folded): found through their nodes."""
+        if self._with_nodes is None:
+            self._with_nodes = {p for _, b in self.G.nodes(data="block")
+                                if (p := self._placeholder_of(b)) is not None}
+        return self._with_nodes
 
     def _placeholder_of(self, block: str | None) -> str | None:
         """The placeholder drawn for the innermost call around ``block`` that draws nothing."""

@@ -168,9 +168,9 @@ class _Planner:
         for node, r in rep.items():
             if r is not None and r.startswith(("box:", "roll:")):
                 members.setdefault(r, []).append(node)
-        skipped = self._empty_library_boxes(members)
+        skipped = self._empty_library_boxes(members, collapsed)
         for box in skipped:
-            for node in members.pop(box):
+            for node in members.pop(box, ()):
                 rep[node] = None
         contents, boxes = self._contents(collapsed, rep, rolls, skipped)
         badges, unplaced = self._place_findings(rep)
@@ -441,13 +441,16 @@ class _Planner:
             return None
         return node
 
-    def _empty_library_boxes(self, members: dict[str, list[str]]) -> set[str]:
-        """A collapsed library call that recorded no operation (a traced ``nn.Identity``)
-        has no edges; drawn, it is a stray box at the top of its cluster that pushes the
-        layout into a staircase (ResNet-18). Its folded constants are not drawn either."""
-        return {box for box, nodes in members.items()
-                if box.startswith("box:") and is_library_call(self.blocks[box[4:]])
-                and all(is_folded(self.G.nodes[n]) for n in nodes)}
+    def _empty_library_boxes(self, members: dict[str, list[str]],
+                             collapsed: dict[str, str]) -> set[str]:
+        """A collapsed library call that recorded no operation (``nn.Identity``, traced or
+        scripted: the batch norms a quantized model fused away) has no edges; drawn, it is a
+        stray box at the top of its cluster that pushes the layout into a staircase
+        (ResNet-18). Its folded constants are not drawn either."""
+        boxes = {f"box:{cid}" for cid in collapsed.values()}
+        return {box for box in boxes
+                if is_library_call(self.blocks[box[4:]])
+                and all(is_folded(self.G.nodes[n]) for n in members.get(box, ()))}
 
     # -- what each open container draws ------------------------------------------
     def _contents(self, collapsed: dict[str, str], rep: dict[str, str | None],
