@@ -115,20 +115,21 @@ def hook_shapes(model, inputs) -> dict[str, str | None]:
     return seen
 
 
-def _last_op_shape(G, cid: str) -> str | None:
-    """What an older irviz drew in a call's box: the shape of the last op inside it."""
+def _last_op_shapes(G) -> dict[str, str | None]:
+    """What an older irviz drew in each call's box: the shape of the last op inside it."""
     from irviz.ir.model import format_shape, is_folded
 
-    blocks, last = G.graph["blocks"], None
-    for node, data in G.nodes(data=True):
+    blocks, last = G.graph["blocks"], {}
+    for _node, data in G.nodes(data=True):
+        if is_folded(data):
+            continue
         b = data["block"]
-        while b is not None and b != cid:
+        while b is not None:
+            last[b] = data
             b = blocks[b]["parent"]
-        if b == cid and not is_folded(data):
-            last = data
-    if last is None or not last["outputs"] or last["outputs"][0].get("shape") is None:
-        return None
-    return format_shape(last["outputs"][0])
+    return {cid: format_shape(d["outputs"][0])
+            if d["outputs"] and d["outputs"][0].get("shape") is not None else None
+            for cid, d in last.items()}
 
 
 def drawn_shapes(G) -> dict[str, str]:
@@ -137,7 +138,10 @@ def drawn_shapes(G) -> dict[str, str]:
     try:
         from irviz.ir.model import returned_shape
     except ImportError:  # irviz before returned_shape: a box showed its last op's shape
-        returned_shape = _last_op_shape
+        older = _last_op_shapes(G)
+
+        def returned_shape(_G, cid):
+            return older.get(cid)
 
     calls: dict[str, list[str | None]] = {}
     for cid, info in G.graph["blocks"].items():

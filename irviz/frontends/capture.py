@@ -118,72 +118,17 @@ def forward_source(target: Target) -> tuple[str, int] | None:
         return None
 
 
-def _format_pattern(fmt: str) -> re.Pattern:
-    """``aten::format``'s string as a pattern: each ``{}`` matches anything."""
-    return re.compile(".*".join(re.escape(part) for part in fmt.split("{}")) + r"\Z", re.S)
-
-
-class WarnSites:
-    """Where the compiled code's ``warnings.warn`` calls are, by message.
-
-    A warning raised while TorchScript's interpreter runs the model has no Python frame of
-    the model's own: Python sees only the caller of the scripted module (irviz). The
-    ``aten::warn`` nodes of the inlined graph know the source line of each message."""
-
-    def __init__(self) -> None:
-        self._sites: list[tuple[re.Pattern, str, int]] | None = None
-        self._scripted: Any = None
-
-    def watch(self, scripted: Any) -> None:
-        self._scripted, self._sites = scripted, None
-
-    def find(self, message: str) -> tuple[str, int] | None:
-        if self._scripted is None:
-            return None
-        if self._sites is None:
-            self._sites = list(self._collect(self._scripted))
-        for pattern, path, line in self._sites:
-            if pattern.match(message):
-                return path, line
-        return None
-
-    @staticmethod
-    def _collect(scripted: Any):
-        from ..ir.source import node_locations
-
-        try:
-            graph = scripted.inlined_graph
-        except (AttributeError, RuntimeError):
-            return
-        for node in graph.findAllNodes("aten::warn", True):
-            message = node.inputsAt(0)
-            producer = message.node()
-            try:
-                if producer.kind() == "prim::Constant":
-                    pattern = re.compile(re.escape(str(message.toIValue())) + r"\Z", re.S)
-                elif producer.kind() == "aten::format":
-                    pattern = _format_pattern(str(producer.inputsAt(0).toIValue()))
-                else:
-                    continue
-            except RuntimeError:  # not a constant after all
-                continue
-            source = node_locations(node)[0]
-            if source:
-                path, line, _ = source.rsplit(":", 2)
-                yield pattern, path, int(line)
-
-
 _DEPRECATION = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 @contextlib.contextmanager
-def recording_warnings(sites: WarnSites | None = None, forward: tuple[str, int] | None = None
+def recording_warnings(forward: tuple[str, int] | None = None
                        ) -> Iterator[list[CapturedWarning]]:
     """Record every warning raised inside the block, attributed to the model's code: the
-    innermost frame outside torch (a library the model comes from counts as its code); for
-    a warning the compiled code raised, its ``aten::warn``'s line (``sites``); for one torch
-    raised with none of the model's frames running (about the traced outputs, say), the
-    model's ``forward``.
+    innermost frame outside torch (a library the model comes from counts as its code; the
+    compiled code's warnings come with their source line already); for one torch raised
+    with none of the model's frames running (about the traced outputs, say), the model's
+    ``forward``.
 
     ``simplefilter("always")`` goes in front of torch's filters (which hide
     TracerWarnings raised from modules named ``torch*``) and disables the
@@ -200,11 +145,7 @@ def recording_warnings(sites: WarnSites | None = None, forward: tuple[str, int] 
         text = str(message)
         in_user = not _is_torch_frame(filename) and not is_inside(filename, _IRVIZ_DIR)
         origin = f"{torch_relative(filename)}:{lineno}" if _is_torch_frame(filename) else None
-        site = sites.find(text) if sites is not None and is_inside(filename, _IRVIZ_DIR) \
-            else None
-        if site is not None:
-            (filename, lineno), in_user = site, True
-        elif not in_user:
+        if not in_user:
             frame = _user_frame(traceback.extract_stack()[:-1])
             if frame is not None and frame.lineno is not None:
                 filename, lineno, in_user = frame.filename, frame.lineno, True
@@ -338,8 +279,7 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
         raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     notes: list[str] = []
     eager: EagerRun | None = None
-    sites = WarnSites()
-    with recording_warnings(sites, forward_source(target)) as recorded:
+    with recording_warnings(forward_source(target)) as recorded:
         if target.kind == "archive":
             scripted, done = target.obj, "archive"
             if mode == "trace":
@@ -357,7 +297,6 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
                 notes.append(f"scripting failed ({exc.message}); traced instead")
                 (scripted, eager), done = _trace(target, inputs), "trace"
         if done in ("script", "archive") and inputs is not None:
-            sites.watch(scripted)
             _run_once(target, scripted, inputs)
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):

@@ -1,0 +1,137 @@
+"""Small models with the shapes of defects found on real models (torchvision corpus).
+
+Each one is the smallest model of its kind: a library line shared by two modules, a stage
+whose first op reads only early values, an attribute-only ``if`` after some ops, a warning
+raised by compiled code, a quantized conv.
+"""
+import warnings
+
+import torch
+
+
+class TwoReLUs(torch.nn.Module):
+    """``nn.ReLU(inplace=True)`` runs ``relu_``; its ``else: relu`` never runs. The only
+    non-inplace relu that runs is another module's, with another shape: the untaken branch
+    must not borrow it (Faster R-CNN's backbone showed the box head's 1000×1024)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.act = torch.nn.ReLU(inplace=True)
+        self.pool = torch.nn.AdaptiveAvgPool2d(1)
+        self.fc = torch.nn.Linear(8, 10)
+        self.out_act = torch.nn.ReLU()
+
+    def forward(self, x):
+        x = self.act(self.conv(x))
+        x = self.pool(x).flatten(1)
+        return self.out_act(self.fc(x))
+
+
+class Encoder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.proj = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.tanh(self.proj(x))
+
+
+class Head(torch.nn.Module):
+    """Its first op reads only the model's input, its last the encoder's result."""
+
+    def __init__(self):
+        super().__init__()
+        self.out = torch.nn.Linear(8, 4)
+
+    def forward(self, x, features):
+        scale = x.size(0) * 2.0
+        return self.out(features) * scale
+
+
+class Stages(torch.nn.Module):
+    """Two stages in program order: the head must be drawn below the encoder."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+        self.head = Head()
+
+    def forward(self, x):
+        features = self.encoder(x)
+        return self.head(x, features)
+
+
+class TrainingBranch(torch.nn.Module):
+    """``if self.training:`` after some ops: a condition nothing flows into."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+        self.c = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        x = torch.relu(self.a(x))
+        x = torch.relu(self.b(x))
+        x = torch.relu(self.c(x))
+        if self.training:
+            x = x * 0.5
+        return x
+
+
+class Warner(torch.nn.Module):
+    def forward(self, x):
+        warnings.warn("Warner always warns when it runs")
+        return x + 1
+
+
+class WarnsWhenCompiled(torch.nn.Module):
+    """A warning raised while TorchScript runs the model: no Python frame of the model
+    exists, only its aten::warn's source line."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = Warner()
+
+    def forward(self, x):
+        return self.inner(x) * 2
+
+
+class QuantizedConv(torch.nn.Module):
+    """A conv + relu and a conv, quantized the eager-mode way (fuse, prepare, calibrate,
+    convert, all in place): torch.ao.nn.intrinsic.quantized.ConvReLU2d and
+    torch.ao.nn.quantized.Conv2d, whose scripted forwards hold padding checks and loops."""
+
+    def __init__(self):
+        from torch.ao import quantization as q
+
+        super().__init__()
+        self.quant = q.QuantStub()
+        self.conv = torch.nn.Conv2d(3, 8, 3)
+        self.relu = torch.nn.ReLU()
+        self.conv2 = torch.nn.Conv2d(8, 8, 3)
+        self.dequant = q.DeQuantStub()
+        engines = torch.backends.quantized.supported_engines
+        torch.backends.quantized.engine = "fbgemm" if "fbgemm" in engines else "qnnpack"
+        self.eval()
+        self.qconfig = q.get_default_qconfig(torch.backends.quantized.engine)
+        q.fuse_modules(self, [["conv", "relu"]], inplace=True)
+        q.prepare(self, inplace=True)
+        with torch.no_grad():
+            self(torch.rand(2, 3, 16, 16))
+        q.convert(self, inplace=True)
+
+    def forward(self, x):
+        return self.dequant(self.conv2(self.relu(self.conv(self.quant(x)))))
+
+
+example_inputs = {
+    "TwoReLUs": lambda: (torch.rand(1, 3, 16, 16),),
+    "Stages": lambda: (torch.rand(2, 8),),
+    "TrainingBranch": lambda: (torch.rand(2, 8),),
+    "WarnsWhenCompiled": lambda: (torch.rand(2, 3),),
+    "QuantizedConv": lambda: (torch.rand(1, 3, 16, 16),),
+    "Encoder": lambda: (torch.rand(2, 8),),
+    "Warner": lambda: (torch.rand(2, 3),),
+}
