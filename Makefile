@@ -86,3 +86,16 @@ bench-deps: setup
 bench: bench-deps
 	$(PY) benchmarks/harness.py
 	$(PY) benchmarks/scaling.py
+
+# `make corpus`: every torchvision model drawn scripted and traced and checked (shapes
+# against forward hooks, warning files, quantized sizes, stage order; ~45 min on 2 CPUs);
+# summary in benchmarks/RESULTS-corpus.md. torchvision goes into build/corpus-site, not the
+# venv: the wheel this index serves is a CUDA build that imports only beside stand-ins for
+# its two CUDA libraries (TORCHVISION_CPU builds them), and a torchvision that cannot import
+# breaks transformers in the test suite.
+TORCHVISION_CPU ?= ../shared/tools/torchvision-cpu/build.sh
+.PHONY: corpus
+corpus: setup
+	$(PY) -m pip install -q --no-deps --target build/corpus-site torchvision==0.28.0 pillow
+	eval "$$($(TORCHVISION_CPU) build/cudastub)" && \
+	  PYTHONPATH=build/corpus-site $(PY) benchmarks/torchvision_corpus.py $(CORPUS_ARGS)

@@ -146,7 +146,7 @@ def drawn_shapes(G) -> dict[str, str]:
     calls: dict[str, list[str | None]] = {}
     for cid, info in G.graph["blocks"].items():
         module = info.get("module")
-        if info.get("kind") == "method" and module:
+        if info.get("kind") == "method" and module and info.get("method") == "forward":
             calls.setdefault(module, []).append(returned_shape(G, cid))
     return {m: shapes[0] for m, shapes in calls.items() if len(shapes) == 1 and shapes[0]}
 

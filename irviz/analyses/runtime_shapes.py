@@ -20,6 +20,14 @@ import networkx as nx
 from ..frontends.capture import Capture
 from ..frontends.eager_run import CONFLICT
 
+
+#: a scripted op -> the op the dispatcher runs for it, whose first output is the op's
+#: result (``torch.batch_norm`` runs inside ``F.batch_norm``'s torch-function handler,
+#: where the recorder only sees what it dispatches)
+_DISPATCHED_AS = {"batch_norm": "native_batch_norm", "layer_norm": "native_layer_norm",
+                  "group_norm": "native_group_norm"}
+
+
 def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
     """Fill unknown tensor shapes of a scripted graph from the capture's eager run."""
     if capture.mode != "script" or capture.eager is None or capture.eager.error:
@@ -30,13 +38,39 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
             continue
         path, line, _ = data["source"].rsplit(":", 2)
         op = data["kind"].split("::")[-1]
-        shapes = seen.get((op, data.get("scope") or "", path, int(line)))
+        where = (data.get("scope") or "", path, int(line))
+        shapes = seen.get((op, *where))
+        if shapes is None and op in _DISPATCHED_AS:
+            shapes = seen.get((_DISPATCHED_AS[op], *where))
+            shapes = shapes[:1] if shapes is not None and shapes is not CONFLICT else shapes
         if shapes is None or shapes is CONFLICT:
             continue
         tensors = [i for i, o in enumerate(data["outputs"]) if o["type"] == "Tensor"]
         if len(tensors) != len(shapes):
             continue
-        for index, (*dims, dtype) in zip(tensors, shapes):
-            info = data["outputs"][index]
-            if info["shape"] is None:
-                info["shape"], info["dtype"] = list(dims), dtype.replace("torch.", "")
+        _fill(data, tensors, shapes)
+    _fill_module_results(G, capture.eager.module_shapes)
+
+
+def _fill(data: dict, tensors: list[int], shapes) -> None:
+    for index, (*dims, dtype) in zip(tensors, shapes):
+        info = data["outputs"][index]
+        if info["shape"] is None:
+            info["shape"], info["dtype"] = list(dims), dtype.replace("torch.", "")
+
+
+def _fill_module_results(G: nx.DiGraph, returned: dict) -> None:
+    """What a module's ``forward`` returned, from the forward hook, onto the one node that
+    produces it: the ops a functional wrapper runs under another name
+    (``F.adaptive_avg_pool2d``) are matched by no recorded op, but the module's result is."""
+    for info in G.graph["blocks"].values():
+        if info["kind"] != "method" or info.get("method") != "forward" or not info.get("returns"):
+            continue
+        shapes = returned.get(info.get("module"))
+        producers = info["returns"][0]
+        if shapes is None or shapes is CONFLICT or len(producers) != 1 \
+                or producers[0] not in G:
+            continue
+        data = G.nodes[producers[0]]
+        if len(data["outputs"]) == 1 and data["outputs"][0]["type"] == "Tensor":
+            _fill(data, [0], shapes)

@@ -98,6 +98,9 @@ class _ModuleStack:
         self.paths = ({id(m): name for name, m in root.named_modules()}
                       if isinstance(root, torch.nn.Module) else {})
         self.stack: list[str] = []
+        #: module path -> ``((*dims, dtype),)`` of the tensor its forward returned (every
+        #: call agreeing), or CONFLICT
+        self.returned: dict[str, object] = {}
         self._handles = []
 
     @property
@@ -107,9 +110,14 @@ class _ModuleStack:
     def _enter(self, module, _args):
         self.stack.append(self.paths.get(id(module), self.current))
 
-    def _leave(self, _module, _args, _out):
+    def _leave(self, module, _args, out):
         if self.stack:
             self.stack.pop()
+        path = self.paths.get(id(module))
+        if path is not None and isinstance(out, torch.Tensor):
+            shape = ((*out.shape, str(out.dtype)),)
+            if self.returned.setdefault(path, shape) != shape:
+                self.returned[path] = CONFLICT
 
     def __enter__(self) -> "_ModuleStack":
         hooks = torch.nn.modules.module
@@ -186,6 +194,8 @@ class EagerRun:
     executed_lines: frozenset[tuple[str, int]] = frozenset()
     #: ``(op, module path, file, line)`` -> ``((*dims, dtype), ...)`` per output, or CONFLICT
     op_shapes: dict[tuple[str, str, str, int], object] = field(default_factory=dict)
+    #: module path -> ``((*dims, dtype),)`` of the tensor its forward returned, or CONFLICT
+    module_shapes: dict[str, object] = field(default_factory=dict)
     #: the model's own exception, when running it failed (the records are then partial)
     error: str | None = None
 
@@ -194,12 +204,14 @@ def run_eagerly(obj, inputs: tuple) -> EagerRun:
     """Run ``obj(*inputs)`` once without gradients, recording lines and op shapes."""
     run = EagerRun()
     lines = LineRecorder()
+    modules = _ModuleStack(obj)
     try:
-        with torch.no_grad(), _ModuleStack(obj) as modules, \
+        with torch.no_grad(), modules, \
                 _FunctionRecorder(run.op_shapes, modules), \
                 _DispatchRecorder(run.op_shapes, modules), lines:
             obj(*inputs)
     except Exception as exc:  # the model's own failure
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     run.executed_lines = lines.executed()
+    run.module_shapes = modules.returned
     return run

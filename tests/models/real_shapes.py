@@ -28,6 +28,21 @@ class TwoReLUs(torch.nn.Module):
         return self.out_act(self.fc(x))
 
 
+class Norms(torch.nn.Module):
+    """Normalisations whose functional form dispatches under another name
+    (``F.batch_norm`` runs ``native_batch_norm``): scripted, their shapes were unknown."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.bn = torch.nn.BatchNorm2d(4)
+        self.gn = torch.nn.GroupNorm(2, 4)
+        self.ln = torch.nn.LayerNorm(6)
+
+    def forward(self, x):
+        return self.ln(self.gn(self.bn(self.conv(x))))
+
+
 class Encoder(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -129,6 +144,7 @@ class QuantizedConv(torch.nn.Module):
 example_inputs = {
     "TwoReLUs": lambda: (torch.rand(1, 3, 16, 16),),
     "Stages": lambda: (torch.rand(2, 8),),
+    "Norms": lambda: (torch.rand(1, 3, 8, 8),),
     "TrainingBranch": lambda: (torch.rand(2, 8),),
     "WarnsWhenCompiled": lambda: (torch.rand(2, 3),),
     "QuantizedConv": lambda: (torch.rand(1, 3, 16, 16),),
