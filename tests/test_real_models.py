@@ -209,3 +209,27 @@ def test_an_attribute_only_if_stays_below_what_ran_before_it():
     frame_top = cluster_tops(svg)[f"ctl:{if_node}"]
     box_c = f"box:{calls_by_module(G)['c']}"
     assert frame_top > node_top(svg, box_c), "the if frame starts above the last Linear"
+
+
+# -- what ran -----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["trace", "script"])
+def test_the_capture_knows_which_lines_of_the_model_ran(mode):
+    """The evidence lint asks of a finding: the training branch of an eval model never
+    ran (traced: the trace's own run; scripted: the one eager run), the ops before it did."""
+    [target] = api.load(f"{REAL}:TrainingBranch").targets
+    [view] = api.visualize(target.obj.eval(), mode, inputs=torch.rand(2, 8))
+    source = MODELS / "real_shapes.py"
+    lines = source.read_text().splitlines()
+    number = {text.strip(): i for i, text in enumerate(lines, 1)}
+    ran = {line for path, line in view.capture.executed_lines if Path(path) == source}
+    assert number["x = torch.relu(self.c(x))"] in ran
+    assert number["if self.training:"] in ran
+    assert number["x = x * 0.5"] not in ran
+
+
+def test_a_model_that_did_not_run_has_no_line_evidence():
+    view = one("my_cell.py:MyCell", "script")
+    assert view.capture.executed_lines is not None   # the sample has example_inputs
+    [bare] = api.visualize(torch.jit.script(torch.nn.Linear(2, 2)), "script")
+    assert bare.capture.executed_lines is None       # already scripted: no Python ran

@@ -232,7 +232,7 @@ def _trace(target: Target, inputs: tuple | None) -> tuple[Any, EagerRun | None]:
         return obj, None
     lines = LineRecorder()
     try:
-        with lines:
+        with lines.around_forward(obj):
             traced = torch.jit.trace(obj, inputs, check_trace=False)
         return traced, EagerRun(executed_lines=lines.executed())
     except Exception as exc:

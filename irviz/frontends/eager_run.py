@@ -13,10 +13,12 @@ Two records come from one eager run (or, for a trace, from the trace's own run):
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import sysconfig
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import torch
 from torch.overrides import TorchFunctionMode
@@ -70,6 +72,31 @@ class LineRecorder:
 
     def __exit__(self, *exc) -> None:
         sys.settrace(self._previous)
+
+    @contextlib.contextmanager
+    def around_forward(self, model: object) -> Iterator[None]:
+        """Record only while ``model``'s own ``forward`` runs (a module), else the whole
+        block. ``torch.jit.trace`` makes ~85,000 Python calls around one ResNet-18 forward
+        of ~550 (building the TracedModule hierarchy): a tracer over all of them took the
+        trace from 299 to 557 ms, one over the forward alone from 497 to 527 ms (medians of
+        7, side by side; the second pair on a busier machine)."""
+        if not isinstance(model, torch.nn.Module):
+            with self:
+                yield
+            return
+        def start(*_) -> None:  # a pre-hook's return value would replace the inputs
+            self.__enter__()
+
+        def stop(*_) -> None:
+            self.__exit__()
+
+        handles = [model.register_forward_pre_hook(start),
+                   model.register_forward_hook(stop, always_call=True)]
+        try:
+            yield
+        finally:
+            for handle in handles:
+                handle.remove()
 
     def executed(self) -> frozenset[tuple[str, int]]:
         return frozenset(self.lines)
