@@ -177,33 +177,42 @@ def order_violations(G, boxes) -> dict:
     must not start above the earlier one - with clusters stretched to the top rank, Faster
     R-CNN's roi_heads stood beside its backbone. Independent siblings (a residual block's
     downsample) are free to sit anywhere: dot ranks them by data, not program order."""
-    import networkx as nx
-
     blocks = G.graph["blocks"]
-    first: dict[str, int] = {}
-    inside: dict[str, list[str]] = {}
-    for i, (node, block) in enumerate(G.nodes(data="block")):
+    order = list(G.nodes)
+    position = {n: i for i, n in enumerate(order)}
+    span: dict[str, list[int]] = {}   # container -> [first, last] program position inside
+    for i, (_node, block) in enumerate(G.nodes(data="block")):
         b = block
         while b is not None:
-            first.setdefault(b, i)
-            inside.setdefault(b, []).append(node)
+            span.setdefault(b, [i, i])[1] = i
             b = blocks[b]["parent"]
+
+    def uses(a: str, b: str) -> bool:
+        """A path from a node of ``a`` to a node of ``b`` (nodes of a call are consecutive
+        in program order and edges run forward, so the search stops past ``b``)."""
+        (a0, a1), (b0, b1) = span[a], span[b]
+        todo = [v for n in order[a0:a1 + 1] for v in G.successors(n) if a1 < position[v] <= b1]
+        seen = set(todo)
+        while todo:
+            v = todo.pop()
+            if position[v] >= b0:
+                return True
+            for w in G.successors(v):
+                if w not in seen and position[w] <= b1:
+                    seen.add(w)
+                    todo.append(w)
+        return False
+
     siblings: dict[str, list[str]] = {}
     for cid in boxes:
-        if cid in blocks and blocks[cid].get("kind") in ("method", "function") and cid in first:
+        if cid in blocks and blocks[cid].get("kind") in ("method", "function") and cid in span:
             siblings.setdefault(blocks[cid]["parent"], []).append(cid)
     pairs = bad = 0
     examples = []
     for kids in siblings.values():
-        kids.sort(key=first.__getitem__)
+        kids.sort(key=lambda c: span[c][0])
         for a, b in zip(kids, kids[1:]):
-            later = set(inside[b])
-            reach = set()
-            for node in inside[a]:
-                reach |= nx.descendants(G, node)
-                if reach & later:
-                    break
-            if not reach & later:
+            if span[b][0] <= span[a][1] or not uses(a, b):
                 continue
             pairs += 1
             if boxes[b][1] < boxes[a][1] - 10:  # b's top above a's top
