@@ -206,6 +206,84 @@ def test_render_draws_findings_on_the_graph(tmp_path):
     assert "IRV101" in svg and "decision_gate.py:11" in svg
 
 
+# -- a finding needs the run: code the example inputs never ran is not evidence ------------
+
+UNTAKEN = """
+    import torch
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if self.training:
+                x = x * x.sum().item()  # never runs in eval mode
+            return x * x.max().item()
+
+
+    def eval_model():
+        return Model().eval()
+    {inputs}
+"""
+INPUTS = 'example_inputs = {"eval_model()": lambda: (torch.rand(3),)}'
+
+
+def _line_of(path: Path, text: str) -> int:
+    [line] = [i for i, s in enumerate(path.read_text().splitlines(), 1) if text in s]
+    return line
+
+
+@pytest.mark.parametrize("mode", ["both", "script"])
+def test_a_pitfall_on_code_the_run_never_took_is_dropped(tmp_path, mode):
+    model = _model(tmp_path, UNTAKEN.format(inputs=INPUTS))
+    untaken, taken = _line_of(model, "never runs"), _line_of(model, "x.max().item()")
+    result = run(f"{model}:eval_model()", "--mode", mode, "--format", "json")
+    got = codes_by_line(json.loads(result.stdout))
+    assert (untaken, "IRV106") not in got
+    assert (taken, "IRV106") in got  # the same pitfall on a line that ran
+    assert (untaken - 1, "IRV131") in got  # `if self.training:` itself ran
+    assert "1 source finding(s) on code the example inputs never ran left out" in result.stderr
+
+
+def test_without_a_run_source_findings_are_kept(tmp_path):
+    """--no-exec, or no example inputs: nothing says what runs, so nothing is dropped."""
+    model = _model(tmp_path, UNTAKEN.format(inputs=INPUTS))
+    untaken = _line_of(model, "never runs")
+    [kept] = [f for f in findings(f"{model}:eval_model()", "--no-exec") if f["line"] == untaken]
+    assert (kept["code"], kept["layers"]) == ("IRV106", ["ast"])
+    bare = _model(tmp_path, UNTAKEN.format(inputs=""), "no_inputs.py")
+    assert (untaken, "IRV106") in codes_by_line(findings(f"{bare}:eval_model()"))
+
+
+DECLARED = """
+    import torch
+
+    CALLS = 0
+
+
+    class Model(torch.nn.Module):
+        def forward(self, x, scale=2):
+            global CALLS
+            CALLS += 1
+            return x * scale
+    example_inputs = {"Model": lambda: (torch.rand(3),)}
+"""
+
+
+def test_a_declaration_ran_when_its_function_did(tmp_path):
+    """``global`` and a parameter's default run no code of their own: the line recorder
+    never sees their lines, yet the finding stands when ``forward`` ran."""
+    model = _model(tmp_path, DECLARED)
+    got = codes_by_line(findings(model))
+    assert {(_line_of(model, "global CALLS"), "IRV133"),
+            (_line_of(model, "scale=2"), "IRV122")} <= got
+
+
+def test_code_a_trace_never_runs_has_no_tracing_findings_without_running():
+    fixture = FIXTURES / "untraced_guards.py"
+    items = findings(fixture, "--no-exec")
+    assert codes_by_line(items) == {(line, code) for line, code in _expected(fixture)
+                                    if code != "IRV150"}  # IRV150 needs both graphs
+
+
 BERT = """
     import torch
     from transformers import BertConfig, BertModel

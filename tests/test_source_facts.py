@@ -14,6 +14,7 @@ import logging
 import re
 import sys
 from pathlib import Path
+from typing import NamedTuple, Optional
 
 import pytest
 import torch
@@ -338,9 +339,85 @@ def test_more_branch_and_side_effect_cases():
     }
 
 
+# --------------------------------------------------------------------------- annotations
+class _Cache:
+    def __init__(self):
+        self.length = 0
+
+    def seq_len(self):
+        return self.length
+
+
+class _Pair(NamedTuple):
+    value: torch.Tensor
+
+
+class _Images:
+    """A record built from tensors, as torchvision's ImageList."""
+
+    def __init__(self, tensors: torch.Tensor, sizes: list):
+        self.tensors, self.sizes = tensors, sizes
+
+
+class _Annotated(torch.nn.Module):
+    def forward(self, x, cache: Optional[_Cache] = None, flag: bool = False, n: int = 0,
+                pair: Optional[_Pair] = None, images: Optional[_Images] = None):
+        if cache.seq_len() > 0:  # an object of the model's code, not a tensor
+            x = x + 1
+        if flag or n > 3:  # the caller passes tensors, the annotation says otherwise
+            x = x + 1
+        rows: int = x.shape[0]
+        if rows > 2:  # marker: annotated-size
+            x = x * 2
+        if pair.value.sum() > 0:  # marker: namedtuple-field
+            x = x * 2
+        if images.tensors.sum() > 0:  # marker: record-of-tensors
+            x = x * 2
+        return x
+
+
+class _CallsAnnotated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _Annotated()
+
+    def forward(self, x, cache: Optional[_Cache] = None):  # marker: cache-param
+        t = x.sum()
+        if cache is not None and cache.seq_len() > 0:  # not a tensor here either
+            x = x + 1
+        return self.inner(x, cache, t, t, x, x)
+
+
+class _KeyLookup(torch.nn.Module):
+    def forward(self, x, outputs: dict):
+        if "masks" in outputs:  # a key of a dict of tensors: no tensor compared
+            x = x + outputs["masks"]
+        if x in outputs.values():  # marker: tensor-membership
+            x = x + 1
+        return x
+
+
+def test_a_string_key_lookup_compares_no_tensor():
+    got = {(f.line, f.rule.code) for f in source_findings(_KeyLookup())}
+    assert got == {(marker_line("tensor-membership"), "IRV101")}
+
+
+def test_annotated_non_tensor_values_carry_no_tensor_taint():
+    """``Optional[SomeCache]``, ``bool``, ``int``: what the annotation says is not a tensor
+    is not tensor data, whatever a flow-insensitive guess says the caller passes; sizes stay
+    sizes, and a NamedTuple may hold tensors."""
+    got = {(f.line, f.rule.code) for f in source_findings(_CallsAnnotated())}
+    assert got == {(marker_line("cache-param"), "IRV122"),
+                   (marker_line("annotated-size"), "IRV101"),
+                   (marker_line("namedtuple-field"), "IRV101"),
+                   (marker_line("record-of-tensors"), "IRV101")}
+
+
 def test_source_finding_is_a_frozen_dataclass():
     fact = SourceFinding(TensorToPythonBool, "m.py", 1, 2, 1, 5, "x>0", "M.forward")
     with pytest.raises(Exception):
         fact.line = 3  # type: ignore[misc]
     assert list(SourceFinding.__dataclass_fields__) == [
-        "rule", "path", "line", "column", "end_line", "end_column", "detail", "function"]
+        "rule", "path", "line", "column", "end_line", "end_column", "detail", "function",
+        "evidence"]
+    assert list(fact.evidence_lines()) == [1]  # its own lines unless it names others

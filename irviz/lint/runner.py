@@ -13,11 +13,18 @@ The layers (each finding lists the ones that fired):
 
 Findings are created only through the rule classes' ``diagnostic()``; a model that cannot be
 loaded is an *error* of the run (exit 2), never a finding.
+
+The ``ast`` layer reads code the capture may never have run (``if self.training:`` in an
+eval model, ``if cache is not None:`` without a cache): when the model's Python ran (the
+trace's run, else the scripted capture's eager run), a tracing finding on code that did not
+run is dropped (:func:`_report_source`).
 """
 from __future__ import annotations
 
 import fnmatch
 import inspect
+import os
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -162,17 +169,101 @@ def _code_at(location: tuple) -> str:
 
 # -- layers ------------------------------------------------------------------------------
 
-def _ast_layer(target: Target, findings: _Findings, run: TargetRun) -> None:
+def _ast_layer(target: Target, run: TargetRun) -> list:
+    """The source layer's facts (reported by :func:`_report_source` once the captures
+    say what ran)."""
     try:
         from .source import source_findings
-        facts = source_findings(target.obj)
+        return source_findings(target.obj)
     except (OSError, TypeError, SyntaxError) as exc:
         run.notes.append(f"{target.spec}: source not analysed ({exc})")
-        return
+        return []
+
+
+#: The evidence each source-layer rule family takes from a run of the model's Python:
+#: tracing pitfalls (IRV1xx, :data:`irviz.lint.source.checks_tracing.RULES`) exist only in
+#: code the trace runs, so code that did not run in the capture is not evidence of one (a
+#: declaration, a parameter or ``global``, ran when its function did: the finding names its
+#: function's lines). Fork/wait (IRV2xx) and scripting (IRV3xx) findings stand without it:
+#: TorchScript compiles both branches of an ``if``, taken or not.
+def _needs_run_evidence() -> frozenset:
+    from .source import checks_tracing
+
+    return frozenset(checks_tracing.RULES)
+
+
+class _RanLines:
+    """The lines of the model's code one capture's run of its Python executed (the trace's
+    run, or the scripted capture's eager run), asked by file."""
+
+    def __init__(self, executed: frozenset[tuple[str, int]]):
+        self._by_file: dict[str, set[int]] = {}
+        for filename, line in executed:
+            self._by_file.setdefault(_real_path(filename), set()).add(line)
+        self._paths: dict[str, str | None] = {}  # as asked -> real path, None: not watched
+
+    @classmethod
+    def of(cls, *captures: Capture | None) -> _RanLines | None:
+        """The first of ``captures`` whose run of the model's Python went through; None when
+        there is none (no inputs, an archive, an eager run that raised part-way)."""
+        for cap in captures:
+            if cap is not None and cap.eager is not None and not cap.eager.error:
+                return cls(cap.executed_lines)
+        return None
+
+    def any_ran(self, path: str, lines: Iterable[int]) -> bool | None:
+        """Whether one of ``lines`` of ``path`` ran; None when the recorder does not watch
+        the file (torch's, the standard library's): no evidence either way."""
+        if path not in self._paths:
+            self._paths[path] = _real_path(path) if _watched(path) else None
+        real = self._paths[path]
+        if real is None:
+            return None
+        ran = self._by_file.get(real, ())
+        return any(line in ran for line in lines)
+
+
+class _FileOnly:
+    """What :class:`~irviz.frontends.eager_run.LineRecorder` reads of a code object."""
+
+    __slots__ = ("co_filename",)
+
+    def __init__(self, filename: str):
+        self.co_filename = filename
+
+
+def _watched(path: str) -> bool:
+    """Whether the line recorder watches ``path``'s code (it leaves out torch's, irviz's and
+    the standard library's): a file it does not watch gives no evidence either way."""
+    from ..frontends.eager_run import LineRecorder
+
+    return LineRecorder()._is_model_code(_FileOnly(path))
+
+
+def _real_path(path: str) -> str:
+    """One spelling of a file for ``inspect``'s path and a code object's ``co_filename``
+    (relative to the working directory, through symlinks)."""
+    return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+def _report_source(facts: list, ran: _RanLines | None, findings: _Findings,
+                   run: TargetRun) -> None:
+    """Report the source layer's facts; with ``ran``, a tracing one only when a line of its
+    code ran (:func:`_needs_run_evidence`). Without it (no inputs, ``--no-exec``) they are
+    all kept, unconfirmed: ``ast`` is then the only layer that names them."""
+    needs = _needs_run_evidence()
+    dropped = 0
     for fact in facts:
+        if ran is not None and fact.rule in needs \
+                and ran.any_ran(fact.path, fact.evidence_lines()) is False:
+            dropped += 1
+            continue
         findings.report(fact.rule, (fact.path, fact.line, fact.column, fact.end_line,
                                     fact.end_column), "ast", expr=fact.detail,
                         callee=fact.detail)
+    if dropped:
+        run.notes.append(f"{run.target.spec}: {dropped} source finding(s) on code the "
+                         "example inputs never ran left out")
 
 
 def _tracer_layer(cap: Capture, findings: _Findings) -> None:
@@ -292,8 +383,11 @@ def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
 
 
 def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
+    ran = _RanLines.of(run.trace)
     for item in script_trace_divergence(run.script_graph, run.trace_graph):
         where = _split(item["source"])
+        if ran is not None and where and ran.any_ran(where[0], (where[1],)) is False:
+            continue  # the trace never ran this code (an untaken branch): it froze nothing here
         findings.report(TraceScriptDivergence, where, "script-vs-trace", kind=item["kind"],
                         expr=item["code"] or _code_at(where))
 
@@ -333,9 +427,11 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
     captures and graphs."""
     findings = _Findings(target)
     run = TargetRun(target)
+    facts = []
     if target.kind in ("module", "function"):  # already-scripted code is not traced
-        _ast_layer(target, findings, run)
+        facts = _ast_layer(target, run)
     if options.no_exec:
+        _report_source(facts, None, findings, run)
         run.found = list(findings.found.values())
         return run
     inputs = workspace.inputs_for(target)
@@ -356,7 +452,7 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
                 run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
             except CaptureError as exc:
                 where = _split(_location_in(exc)) or _forward_location(target)
-                explained = any(code == DictOrNonTensorOutput.code for code, _, _ in findings.found)
+                explained = any(f.rule is DictOrNonTensorOutput for f in facts)
                 if where and not explained:  # a dict output: the source layer said why
                     findings.report(TraceFailed, where, "trace",
                                     text=_first_line(exc.message.split(": ", 1)[-1]))
@@ -366,6 +462,7 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
         if where:
             findings.report(NotScriptable, where, "script-vs-trace",
                             text=_first_line(script_error.message.split(": ", 1)[-1]))
+    _report_source(facts, _RanLines.of(run.trace, run.script), findings, run)
     if run.trace is not None:
         _tracer_layer(run.trace, findings)
         _ir_layer(target, run.trace_graph, findings)

@@ -220,7 +220,10 @@ class JitUnusedReachable(Rule):
     ## Known problems
     `@torch.jit.unused` exists for paths that are reachable in code but never taken in
     deployment (training-only or debugging branches); irviz cannot know that a
-    condition is always false there, so such uses are reported too.
+    condition is always false there, so such uses are reported too. The one condition
+    it does know is `torch.jit.is_scripting()`: TorchScript never compiles the `else`
+    of `if torch.jit.is_scripting():` (nor the body of `if not
+    torch.jit.is_scripting():`), so a call there is not reported.
 
     ## References
     - PyTorch documentation: torch.jit.unused

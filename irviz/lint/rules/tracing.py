@@ -53,9 +53,13 @@ class TensorToPythonBool(Rule):
 
     ## Known problems
     With the trace layer the finding comes from torch's own warning and is precise.
-    With only the source (no example inputs) irviz guesses which names hold tensors,
-    and can flag a Python number that looks like one. An `assert` on a shape you
-    validate elsewhere is frozen but harmless: suppress it with `# noqa: IRV101`.
+    The source layer guesses which names hold tensors, and can flag a Python number
+    that looks like one. With example inputs it reports only lines the model ran
+    (not the body of `if self.training:` in an eval model, say); with `--no-exec` or
+    without inputs every line is a candidate. Code a trace never runs is never
+    reported: the body of `if torch.jit.is_scripting():` or of `if not
+    torch.jit.is_tracing():`. An `assert` on a shape you validate elsewhere is
+    frozen but harmless: suppress it with `# noqa: IRV101`.
     A branch on metadata that stays a plain Python value (`x.dim()`, `x.dtype`) does
     not warn in torch and is reported as IRV102 instead.
 
@@ -699,6 +703,8 @@ class TrainingFlagBranch(Rule):
     ## Known problems
     When the module was traced in the mode it is deployed in, the recorded branch is
     the right one and the finding is only a reminder that the other mode is gone.
+    Pitfalls inside the branch the trace did not take are not reported (the example
+    inputs never ran them); `--no-exec` reports them too.
 
     ## References
     - PyTorch documentation: torch.nn.Module.eval
@@ -990,7 +996,9 @@ class TraceScriptDivergence(Rule):
     ## Known problems
     The rule needs a model that both scripts and traces. A constant the trace froze on
     purpose (a fixed dimension) is reported too; the specific rule for the line
-    (IRV101-IRV109) usually explains it better.
+    (IRV101-IRV109) usually explains it better. A line the trace never ran (a branch
+    the example input did not take, the body of `if torch.jit.is_scripting():`) is not
+    reported: the trace froze nothing there.
 
     ## References
     - PyTorch documentation: torch.jit.script

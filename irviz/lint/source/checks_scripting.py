@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 
 #: the rules this family reports
 RULES = (JitIgnoreReachable, JitUnusedReachable)
+#: the compilation whose code these checks judge: not the ``else`` of ``if
+#: torch.jit.is_scripting():``, which TorchScript never compiles (see :mod:`.checker`)
+MODES = ("script",)
 
 
 def jit_modified_call(c: FunctionChecker, node: ast.Call) -> None:

@@ -28,6 +28,9 @@ from .inference import (CONSTRUCTORS, DATA, DROPOUT_FUNCTIONAL, DROPOUT_TORCH, N
 if TYPE_CHECKING:
     from .checker import FunctionChecker
 
+#: the compilation whose code these checks judge: not the body of ``if
+#: torch.jit.is_scripting():``, which a trace never runs (see :mod:`.checker`)
+MODES = ("trace",)
 #: the rules this family reports
 RULES = (TensorToPythonBool, MetadataBranchBaked, LoopUnrolledOnShape, TensorIteration,
          LenOfTensor, TensorToPythonNumber, NumpyInTrace, TensorConstructorConstant,
@@ -55,16 +58,16 @@ def baked_parameters(c: FunctionChecker, fdef: ast.AST) -> None:
     for a, default in c.infer.parameters():
         end = default if default is not None else a
         if default is not None:
-            c.report(DefaultArgBaked, a, end)
+            c.report(DefaultArgBaked, a, end, declaration=True)
         cls = annotation_class(a.annotation)
         if cls == "nontensor" or (cls is None and is_nontensor_literal(default)):
-            c.report(NonTensorInput, a, end)
+            c.report(NonTensorInput, a, end, declaration=True)
 
 
 # --------------------------------------------------------------------------- truth tests
 def _tested(c: FunctionChecker, test: ast.AST, loop: bool = False) -> None:
-    if c.inside_test:
-        return
+    if c.inside_test or c.infer.under_trace(test) is not None:
+        return  # a guard such as ``torch.jit.is_tracing()`` has one value in every trace
     deps = c.infer.truth(test)
     if "size" in deps and loop:
         # ``while i < x.size(0)``: unrolled to the example's trip count, and every
@@ -87,9 +90,13 @@ def while_test(c: FunctionChecker, node: ast.While) -> None:
 
 
 def boolean_operands(c: FunctionChecker, node: ast.BoolOp) -> None:
-    """``a and b``: Python tests the truth of every operand but the last."""
+    """``a and b``: Python tests the truth of every operand but the last (of those a
+    trace evaluates: not what follows ``torch.jit.is_tracing() or``)."""
     if not c.inside_test:
-        deps = set().union(*(c.infer.truth(v) for v in node.values[:-1]))
+        tested = c.infer.traced_operands(node)
+        if len(tested) == len(node.values):
+            tested = tested[:-1]
+        deps = set().union(*(c.infer.truth(v) for v in tested))
         if deps & _DATA_OR_SIZE:
             c.report(TensorToPythonBool, node)
 
@@ -150,7 +157,7 @@ def state_write(c: FunctionChecker, node: ast.AugAssign | ast.AnnAssign | ast.De
 
 
 def global_statement(c: FunctionChecker, node: ast.Global | ast.Nonlocal) -> None:
-    c.report(PythonSideEffectInForward, node)
+    c.report(PythonSideEffectInForward, node, declaration=True)
 
 
 def _non_tensor_literal(value: ast.AST) -> bool:

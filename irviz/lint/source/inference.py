@@ -30,6 +30,8 @@ from __future__ import annotations
 import ast
 import builtins
 import collections
+import collections.abc
+import dataclasses
 import inspect
 import os
 import sys
@@ -112,7 +114,8 @@ _NEUTRAL_FUNCS = {"torch." + n for n in (
     "no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
     "is_inference_mode_enabled", "get_default_dtype", "device", "dtype", "Generator",
     "manual_seed", "autocast", "get_num_threads", "get_num_interop_threads", "typename",
-    "is_storage", "are_deterministic_algorithms_enabled", "_assert")}
+    "is_storage", "are_deterministic_algorithms_enabled", "_assert",
+    "_C._get_tracing_state")}
 _NEUTRAL_PREFIXES = ("torch.jit.", "torch.cuda.", "torch.backends.", "torch.distributed.",
                      "torch.compiler.", "torch.profiler.", "torch.autograd.grad_mode.",
                      "torch._C._log_api_usage")
@@ -153,6 +156,17 @@ def _known_table() -> dict[int, str]:
 
 _KNOWN = _known_table()
 _KNOWN_OBJECTS = [_resolve_dotted(n) for n in _KNOWN.values()]  # keep the ids alive
+
+#: the two ways a model becomes TorchScript; code may be run by both, one or neither
+TRACE, SCRIPT = "trace", "script"
+COMPILERS = frozenset({TRACE, SCRIPT})
+#: what these calls return while torch.jit.trace runs the model (by the function's id)
+_UNDER_TRACE_NAMES = {"torch.jit.is_scripting": False, "torch.jit.is_tracing": True,
+                      "torch._C._get_tracing_state": True}
+_UNDER_TRACE = {id(obj): value for name, value in _UNDER_TRACE_NAMES.items()
+                if (obj := _resolve_dotted(name)) is not None}
+_UNDER_TRACE_OBJECTS = [_resolve_dotted(n) for n in _UNDER_TRACE_NAMES]  # keep the ids alive
+_IS_SCRIPTING = _resolve_dotted("torch.jit.is_scripting")
 
 
 def _library_dirs() -> tuple[str, ...]:
@@ -403,6 +417,42 @@ def annotation_class(ann: ast.AST | None) -> str | None:
     return "unknown"
 
 
+#: kinds of tensors and of what holds them
+_TENSORISH = DATA | {TLIST, FUTURE}
+
+
+def _plain_class(cls: type) -> bool:
+    """A class whose instances are not tensors and not records of tensors: a module, or a
+    plain class (not a tuple/list/dict/set, a NamedTuple, a dataclass, ``object``, or a
+    class built from a tensor such as torchvision's ``ImageList(tensors: Tensor, ...)``)."""
+    if issubclass(cls, torch.nn.Module):
+        return True
+    if cls is object or issubclass(cls, (torch.Tensor, tuple, list, dict, set, frozenset,
+                                         collections.abc.Mapping,
+                                         collections.abc.Sequence,
+                                         collections.abc.Set)):
+        return False
+    if dataclasses.is_dataclass(cls) or getattr(cls, "__module__", "").startswith(
+            ("typing", "collections")):
+        return False
+    return not _built_from_tensors(cls)
+
+
+def _built_from_tensors(cls: type) -> bool:
+    """A class with an attribute or an ``__init__`` parameter annotated as a tensor."""
+    for value in vars(cls).get("__annotations__", {}).values():
+        if value is torch.Tensor or (isinstance(value, str) and annotation_class(
+                ast.Constant(value)) == "tensor"):
+            return True
+    init = getattr(cls, "__init__", None)
+    src = load_source(init) if isinstance(init, types.FunctionType) else None
+    if src is None:
+        return False
+    args = src.node.args
+    return any(annotation_class(a.annotation) == "tensor"
+               for a in args.posonlyargs + args.args + args.kwonlyargs)
+
+
 def _combine_annotations(parts: list) -> str:
     parts = [p for p in parts if p != "none"]
     if not parts:
@@ -412,6 +462,13 @@ def _combine_annotations(parts: list) -> str:
     if all(p == parts[0] for p in parts):
         return parts[0]
     return "unknown"
+
+
+def _is_key_lookup(node: ast.Compare) -> bool:
+    """``"masks" in target``: a string looked up in a container (a dict of tensors, say)
+    compares no tensor."""
+    return (len(node.ops) == 1 and isinstance(node.ops[0], (ast.In, ast.NotIn))
+            and isinstance(node.left, ast.Constant) and isinstance(node.left.value, str))
 
 
 def is_nontensor_literal(node: ast.AST | None) -> bool:
@@ -512,6 +569,66 @@ def walk_scope(node: ast.AST, nested: bool = False) -> Iterable[ast.AST]:
         stack.extend(reversed(children))
 
 
+# --------------------------------------------------------------------------- trace guards
+def _under_trace(test: ast.AST, callee: Any, depth: int = 0) -> bool | None:
+    """The truth value of ``test`` under a trace (see :meth:`Inference.under_trace`);
+    ``callee(func)`` is the object a called expression names."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        value = _under_trace(test.operand, callee, depth)
+        return None if value is None else not value
+    if isinstance(test, ast.BoolOp):
+        decided = isinstance(test.op, ast.Or)  # an operand with this value decides
+        values = [_under_trace(v, callee, depth) for v in test.values]
+        if decided in values:
+            return decided
+        return None if None in values else not decided
+    if (isinstance(test, ast.Compare) and len(test.ops) == 1
+            and isinstance(test.ops[0], (ast.Is, ast.IsNot))
+            and isinstance(test.comparators[0], ast.Constant)
+            and test.comparators[0].value is None):
+        value = _under_trace(test.left, callee, depth)  # ``_get_tracing_state() is not None``
+        if value is None:
+            return None
+        return value if isinstance(test.ops[0], ast.IsNot) else not value
+    if isinstance(test, ast.Call) and not test.args and not test.keywords:
+        obj = callee(test.func)
+        if obj is None:
+            return None
+        if id(obj) in _UNDER_TRACE:
+            return _UNDER_TRACE[id(obj)]
+        return _returned_guard(obj, depth)
+    return None
+
+
+def _returned_guard(fn: Any, depth: int) -> bool | None:
+    """The value under a trace of a function of no arguments that only returns a guard
+    (``def _is_tracing(): return torch._C._get_tracing_state()``)."""
+    code = getattr(fn, "__code__", None)
+    if depth >= 2 or not isinstance(fn, types.FunctionType) or code.co_argcount \
+            or code.co_kwonlyargcount:
+        return None
+    src = load_source(fn)
+    if src is None:
+        return None
+    body = [s for s in src.node.body
+            if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    if len(body) != 1 or not isinstance(body[0], ast.Return) or body[0].value is None:
+        return None
+    return _under_trace(body[0].value, lambda func: _named_in(fn, func), depth + 1)
+
+
+def _named_in(fn: types.FunctionType, func: ast.AST) -> Any:
+    """The object a dotted expression names in ``fn``'s module."""
+    parts = dotted(func)
+    if not parts:
+        return None
+    scope = fn.__globals__
+    obj = scope[parts[0]] if parts[0] in scope else vars(builtins).get(parts[0])
+    for part in parts[1:]:
+        obj = getattr(obj, part, None) if isinstance(obj, types.ModuleType) else None
+    return obj
+
+
 # --------------------------------------------------------------------------- call graph
 @dataclass(eq=False)
 class Unit:
@@ -522,6 +639,9 @@ class Unit:
     bound: bool            # the first parameter is self/cls
     is_root: bool
     incoming: set          # the argument kinds of each call site reaching it
+    #: which compilations run it (:data:`COMPILERS`): what its call sites' code runs under
+    #: (``{"script"}``: called only from the body of ``if torch.jit.is_scripting():``)
+    modes: frozenset = COMPILERS
 
 
 class CallGraph:
@@ -579,23 +699,32 @@ class CallGraph:
         return self.owners[key]
 
     def add(self, func: Any, owner: Owner | None, bound: bool, is_root: bool,
-            record: tuple | None) -> None:
+            record: tuple | None, modes: frozenset = COMPILERS) -> None:
+        """Queue ``func`` as ``owner`` runs it; ``modes``: the compilations that run the
+        call site (a unit is analysed again when a call site adds one)."""
         if func is None or _is_torch_function(func) or _modifier(func):
             return
         key = (func, id(owner) if owner else None, is_root)
         unit = self.units.get(key)
         if unit is None:
-            unit = Unit(func, owner, bound, is_root, set())
+            unit = Unit(func, owner, bound, is_root, set(), modes)
             self.units[key] = unit
             if record is not None:
                 unit.incoming.add(record)
             self.queue.append(unit)
-        elif record is not None and record not in unit.incoming:
+            return
+        changed = False
+        if record is not None and record not in unit.incoming:
             unit.incoming.add(record)
-            if unit not in self.queue:
-                self.queue.append(unit)
+            changed = True
+        if not modes <= unit.modes:
+            unit.modes |= modes
+            changed = True
+        if changed and unit not in self.queue:
+            self.queue.append(unit)
 
-    def add_modules(self, objs: Iterable, record: tuple | None, seen: set | None = None) -> None:
+    def add_modules(self, objs: Iterable, record: tuple | None, seen: set | None = None,
+                    modes: frozenset = COMPILERS) -> None:
         seen = set() if seen is None else seen
         for obj in objs:
             if id(obj) in seen or not isinstance(obj, torch.nn.Module):
@@ -608,16 +737,16 @@ class CallGraph:
                 continue
             if is_library_class(cls):
                 if issubclass(cls, _CONTAINERS):
-                    self.add_modules(_children(obj), record, seen)
+                    self.add_modules(_children(obj), record, seen, modes)
                 continue
             try:
                 forward = inspect.getattr_static(cls, "forward")
             except AttributeError:
                 continue
             if isinstance(forward, staticmethod):
-                self.add(forward.__func__, self.owner(obj), False, False, record)
+                self.add(forward.__func__, self.owner(obj), False, False, record, modes)
             elif isinstance(forward, types.FunctionType):
-                self.add(forward, self.owner(obj), True, False, record)
+                self.add(forward, self.owner(obj), True, False, record, modes)
 
     def pending(self) -> Iterator[tuple[Unit, Source]]:
         """Each unit to (re)analyse, with its source, until none is left; analysing one
@@ -886,23 +1015,25 @@ class Inference:
         fn = target[1] if target is not None and target[0] in ("method", "function") else obj
         return _modifier(fn) if fn is not None and not isinstance(fn, list) else None
 
-    def record_call(self, call: ast.Call) -> None:
+    def record_call(self, call: ast.Call, modes: frozenset = COMPILERS) -> None:
         """Queue what ``call`` runs (a fork's task too) with the kinds it passes; a
-        ``@torch.jit.ignore``/``unused`` callee is not compiled and is not entered."""
+        ``@torch.jit.ignore``/``unused`` callee is not compiled and is not entered.
+        ``modes``: the compilations that run the call (:meth:`branch_modes`)."""
         if self.canonical(call.func)[0] == FORK:
             callee = call.args[0] if call.args else None
             target = self.resolve_callable(callee) if isinstance(
                 callee, (ast.Name, ast.Attribute, ast.Subscript)) else None
             if target is not None:
-                self._record_call(target, call.args[1:], call.keywords)
+                self._record_call(target, call.args[1:], call.keywords, modes)
             return
         if self.jit_modifier(call):
             return
         target = self.resolve_callable(call.func)
         if target is not None:
-            self._record_call(target, call.args, call.keywords)
+            self._record_call(target, call.args, call.keywords, modes)
 
-    def _record_call(self, target: tuple, args: list, keywords: list) -> None:
+    def _record_call(self, target: tuple, args: list, keywords: list,
+                     modes: frozenset = COMPILERS) -> None:
         pos, star = [], set()
         for arg in args:
             if isinstance(arg, ast.Starred):
@@ -917,11 +1048,11 @@ class Inference:
                 kw[k.arg] = self.kinds(k.value)
         record = (tuple(pos), frozenset(star), tuple(sorted(kw.items())), frozenset(dstar))
         if target[0] == "module":
-            self.graph.add_modules(target[1], record)
+            self.graph.add_modules(target[1], record, modes=modes)
         elif target[0] == "method":
-            self.graph.add(target[1], target[2], target[3], False, record)
+            self.graph.add(target[1], target[2], target[3], False, record, modes)
         elif target[0] == "function":
-            self.graph.add(target[1], None, False, False, record)
+            self.graph.add(target[1], None, False, False, record, modes)
 
     # ------------------------------------------------------------------ parameters
     def parameters(self) -> list[tuple[ast.arg, ast.AST | None]]:
@@ -946,7 +1077,7 @@ class Inference:
                 out[args.vararg.arg] = frozenset({TLIST})
             if args.kwarg is not None:
                 out[args.kwarg.arg] = frozenset({TLIST})
-            return out
+            return self._annotated(out, positional + kwonly)
         names = [a.arg for a in positional]
         kwnames = set(names) | {a.arg for a in kwonly}
         for pos, star, kw, dstar in self.unit.incoming:
@@ -972,7 +1103,42 @@ class Inference:
             if dstar:
                 for n in kwnames - bound:
                     out[n] = out.get(n, NOTHING) | dstar
-        return out
+        return self._annotated(out, positional + kwonly)
+
+    def _annotated(self, kinds: dict, params: list) -> dict:
+        """Parameter kinds, with what an annotation says is not a tensor taken out
+        (``flag: bool``, ``cache: Optional[Cache]``, ``layer: nn.Module``): a caller's
+        argument a flow-insensitive guess calls tensor data is not one there."""
+        for a in params:
+            if a.arg in kinds and self.not_a_tensor(a.annotation):
+                kinds[a.arg] = kinds[a.arg] - _TENSORISH
+        return kinds
+
+    def not_a_tensor(self, ann: ast.AST | None) -> bool:
+        """True for an annotation of values that are never tensors or containers of them:
+        numbers, strings, ``bool``, ``None``, modules and other plain classes of the model's
+        code (``Optional[SomeCache]``); not NamedTuples, dataclasses, dicts or ``Any``."""
+        cls = annotation_class(ann)
+        if cls in ("nontensor", "none"):
+            return True
+        if cls != "unknown":
+            return False
+        if isinstance(ann, ast.Constant) and isinstance(ann.value, str):
+            try:
+                ann = ast.parse(ann.value, mode="eval").body
+            except SyntaxError:
+                return False
+        if isinstance(ann, ast.BinOp) and isinstance(ann.op, ast.BitOr):
+            return all(self.not_a_tensor(side) for side in (ann.left, ann.right))
+        if isinstance(ann, ast.Subscript):
+            base = dotted(ann.value)
+            elts = ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]
+            return bool(base) and base[-1] in ("Optional", "Union") and all(
+                self.not_a_tensor(e) for e in elts)
+        if not isinstance(ann, (ast.Name, ast.Attribute)):
+            return False
+        obj = self.canonical(ann)[1]
+        return isinstance(obj, type) and _plain_class(obj)
 
     # ------------------------------------------------------------------ kinds
     def name_kinds(self, name: str) -> frozenset:
@@ -1003,6 +1169,8 @@ class Inference:
             return self._call_kinds(node)
         if isinstance(node, ast.Compare):
             if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+                return NOTHING
+            if _is_key_lookup(node):
                 return NOTHING
             ks = frozenset().union(*(self.kinds(v) for v in [node.left] + node.comparators))
             out = set()
@@ -1237,19 +1405,64 @@ class Inference:
         return self._return_annotation(fn) in ("nontensor", "none")
 
     def truth(self, node: ast.AST) -> set:
-        """What the truth value of ``node`` depends on: data/size/meta/training."""
+        """What the truth value of ``node`` depends on: data/size/meta/training
+        (operands of ``and``/``or`` a trace never evaluates left out)."""
         if isinstance(node, ast.Compare):
-            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops):
+            if all(isinstance(op, (ast.Is, ast.IsNot)) for op in node.ops) \
+                    or _is_key_lookup(node):
                 return set()
             return categories(self.kinds(node))
         if isinstance(node, ast.BoolOp):
-            return set().union(*(self.truth(v) for v in node.values))
+            return set().union(*(self.truth(v) for v in self.traced_operands(node)))
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
             return self.truth(node.operand)
         if (isinstance(node, ast.Call) and len(node.args) == 1
                 and self.canonical(node.func)[0] == "builtins.bool"):
             return self.truth(node.args[0])
         return categories(self.kinds(node))
+
+    def branch_modes(self, test: ast.AST, modes: frozenset = COMPILERS
+                     ) -> tuple[frozenset, frozenset]:
+        """The compilations (of ``modes``, those running the ``if``) that run the body and
+        the ``else`` of ``if test:``: a trace takes only the branch :meth:`under_trace`
+        says, and TorchScript compiles only the branch ``torch.jit.is_scripting()`` (or
+        its ``not``) takes; both branches otherwise."""
+        body, orelse = set(modes), set(modes)
+        traced = self.under_trace(test)
+        if traced is not None:
+            (orelse if traced else body).discard(TRACE)
+        scripted = self._static_if_scripting(test)
+        if scripted is not None:
+            (orelse if scripted else body).discard(SCRIPT)
+        return frozenset(body), frozenset(orelse)
+
+    def _static_if_scripting(self, test: ast.AST) -> bool | None:
+        """True for ``torch.jit.is_scripting()``, False for its ``not``: a condition
+        TorchScript resolves while compiling, leaving the other branch out."""
+        negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+        call = test.operand if negated else test
+        if isinstance(call, ast.Call) and not call.args and not call.keywords \
+                and self.canonical(call.func)[1] is _IS_SCRIPTING:
+            return not negated
+        return None
+
+    def under_trace(self, test: ast.AST) -> bool | None:
+        """The truth value ``test`` always has while ``torch.jit.trace`` runs the model, or
+        None when it depends on more: ``torch.jit.is_scripting()`` is False and
+        ``torch.jit.is_tracing()`` (``torch._C._get_tracing_state()``, or a function that
+        only returns one of these, like torchvision's ``_is_tracing()``) true, so the
+        body of ``if torch.jit.is_scripting():`` and of ``if not torch.jit.is_tracing():``
+        is never traced."""
+        return _under_trace(test, lambda func: self.canonical(func)[1])
+
+    def traced_operands(self, node: ast.BoolOp) -> list:
+        """The operands of ``a and b`` / ``a or b`` a trace evaluates: up to the first one
+        whose value under a trace (:meth:`under_trace`) decides the result."""
+        decided = isinstance(node.op, ast.Or)
+        for i, value in enumerate(node.values[:-1]):
+            if self.under_trace(value) is decided:
+                return node.values[:i + 1]
+        return list(node.values)
 
     # ------------------------------------------------------------------ environment
     def bind(self, target: ast.AST, kinds: frozenset, mods: list | None = None) -> None:
@@ -1328,7 +1541,13 @@ class Inference:
                         self.bind(node.target, _arith(self.kinds(node.target)
                                                       | self.kinds(node.value)))
                 elif isinstance(node, ast.AnnAssign):
-                    if node.value is not None:
+                    if node.value is None:
+                        pass
+                    elif isinstance(node.target, ast.Name) and self.not_a_tensor(
+                            node.annotation):  # ``n: int = ...``
+                        self.bind(node.target, self.kinds(node.value) - _TENSORISH,
+                                  self.module_targets(node.value))
+                    else:
                         self.bind_assign(node.target, node.value)
                 elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
                     self.bind_iter(node.target, node.iter)
