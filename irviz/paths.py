@@ -8,14 +8,21 @@ inside ``site-packages/torch``, whatever a string prefix says).
 from __future__ import annotations
 
 import os
+import sysconfig
 from pathlib import Path
 
 import torch
 
-__all__ = ["TORCH_DIR", "display_path", "is_torch_file", "torch_relative", "is_inside"]
+__all__ = ["TORCH_DIR", "STDLIB_DIRS", "display_path", "is_torch_file", "is_stdlib_file",
+           "torch_relative", "is_inside"]
 
 #: the directory of the installed ``torch`` package
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+#: Python's standard library (``ast.py`` runs torch's own checks while it scripts). In a
+#: venv ``platstdlib`` is the venv's ``lib/python3.X``, which also holds site-packages:
+#: installed libraries are not the standard library (see :func:`is_stdlib_file`).
+STDLIB_DIRS = tuple(sorted({sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["platstdlib"]}))
+_SITE_DIRS = tuple(sorted({sysconfig.get_paths()["purelib"], sysconfig.get_paths()["platlib"]}))
 
 
 def display_path(path: str | os.PathLike) -> str:
@@ -61,6 +68,13 @@ def is_torch_file(path: str | os.PathLike | None) -> bool:
     if text.startswith("<"):   # "<string>", "<stdin>": not a file of torch's
         return False
     return is_inside(text, TORCH_DIR)
+
+
+def is_stdlib_file(path: str | os.PathLike) -> bool:
+    """True for a file of Python's standard library (never a model's code); not for an
+    installed package (torchvision, transformers), even inside a venv's ``lib/``."""
+    return any(is_inside(path, d) for d in STDLIB_DIRS) \
+        and not any(is_inside(path, d) for d in _SITE_DIRS)
 
 
 def torch_relative(path: str | os.PathLike) -> str:

@@ -173,6 +173,14 @@ def test_a_warning_the_compiled_code_raised_keeps_its_source_line():
     assert (Path(warning.filename), warning.lineno) == (source, line)
 
 
+def test_a_warning_raised_through_the_standard_library_lands_in_the_model():
+    """torch's checker walks the model's source with ``ast``: the warning must not be put
+    on ``ast.py`` (Inception v3 did); it goes to the model's code (its forward)."""
+    view = one(f"{REAL}:AnnotatedInit", "script", inputs="torch.rand(2)")
+    [warning] = [w for w in view.capture.warnings if "annotations" in w.message]
+    assert Path(warning.filename) == MODELS / "real_shapes.py", warning
+
+
 # -- quantized modules --------------------------------------------------------------------
 
 def test_quantized_modules_are_drawn_as_one_box_like_torch_nn():
@@ -233,3 +241,18 @@ def test_a_model_that_did_not_run_has_no_line_evidence():
     assert view.capture.executed_lines is not None   # the sample has example_inputs
     [bare] = api.visualize(torch.jit.script(torch.nn.Linear(2, 2)), "script")
     assert bare.capture.executed_lines is None       # already scripted: no Python ran
+
+
+def test_an_installed_library_is_model_code_even_inside_a_venv():
+    """In a venv, Python's ``platstdlib`` is the venv's ``lib/python3.X``, which also holds
+    site-packages: transformers' files must still count as model code (lines recorded,
+    warnings kept on them), the standard library's not."""
+    import ast
+
+    import transformers
+
+    from irviz.frontends.eager_run import LineRecorder
+    from irviz.paths import is_stdlib_file
+
+    assert not is_stdlib_file(transformers.__file__) and is_stdlib_file(ast.__file__)
+    assert LineRecorder.watches(transformers.__file__) and not LineRecorder.watches(ast.__file__)

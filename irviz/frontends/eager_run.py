@@ -16,7 +16,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import sysconfig
 from dataclasses import dataclass, field
 from typing import Iterator
 
@@ -24,13 +23,12 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..paths import TORCH_DIR, is_inside
+from ..paths import TORCH_DIR, is_inside, is_stdlib_file
 
 __all__ = ["CONFLICT", "EagerRun", "LineRecorder", "run_eagerly"]
 
 _IRVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NOT_MODEL_CODE = tuple({TORCH_DIR, _IRVIZ_DIR, sysconfig.get_paths()["stdlib"],
-                         sysconfig.get_paths()["platstdlib"]})
+_NOT_MODEL_CODE = (TORCH_DIR, _IRVIZ_DIR)
 
 
 class LineRecorder:
@@ -46,12 +44,17 @@ class LineRecorder:
         self._wanted: dict[object, bool] = {}
         self._previous = None
 
+    @staticmethod
+    def watches(filename: str) -> bool:
+        """Whether lines of ``filename`` are recorded: the model's code, i.e. not torch's,
+        irviz's or the standard library's (a file not watched gives no evidence)."""
+        return not filename.startswith("<") and not any(
+            is_inside(filename, d) for d in _NOT_MODEL_CODE) and not is_stdlib_file(filename)
+
     def _is_model_code(self, code) -> bool:
         found = self._wanted.get(code)
         if found is None:
-            name = code.co_filename
-            found = self._wanted[code] = not name.startswith("<") and not any(
-                is_inside(name, d) for d in _NOT_MODEL_CODE)
+            found = self._wanted[code] = self.watches(code.co_filename)
         return found
 
     def _global(self, frame, event, _arg):

@@ -223,21 +223,12 @@ class _RanLines:
         return any(line in ran for line in lines)
 
 
-class _FileOnly:
-    """What :class:`~irviz.frontends.eager_run.LineRecorder` reads of a code object."""
-
-    __slots__ = ("co_filename",)
-
-    def __init__(self, filename: str):
-        self.co_filename = filename
-
-
 def _watched(path: str) -> bool:
     """Whether the line recorder watches ``path``'s code (it leaves out torch's, irviz's and
     the standard library's): a file it does not watch gives no evidence either way."""
     from ..frontends.eager_run import LineRecorder
 
-    return LineRecorder()._is_model_code(_FileOnly(path))
+    return LineRecorder.watches(path)
 
 
 def _real_path(path: str) -> str:

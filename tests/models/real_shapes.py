@@ -4,6 +4,7 @@ Each one is the smallest model of its kind: a library line shared by two modules
 whose first op reads only early values, an attribute-only ``if`` after some ops, a warning
 raised by compiled code, a quantized conv.
 """
+from typing import List
 import warnings
 
 import torch
@@ -41,6 +42,19 @@ class Norms(torch.nn.Module):
 
     def forward(self, x):
         return self.ln(self.gn(self.bn(self.conv(x))))
+
+
+class AnnotatedInit(torch.nn.Module):
+    """Scripting it, torch's checker (run through the standard library's ``ast``) warns
+    about the annotation in ``__init__``: the innermost frame that is not torch's is
+    ``ast.py``, which is nobody's model code."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: List[str] = []
+
+    def forward(self, x):
+        return x + 1
 
 
 class Encoder(torch.nn.Module):
