@@ -95,6 +95,14 @@ def test_an_untaken_library_branch_borrows_no_other_modules_shape():
     assert returned_shape(G, calls["out_act"]) == "1×10 float32"
 
 
+def test_each_call_of_a_reused_module_has_its_own_shape():
+    G = one(f"{REAL}:ReusedReLU", "script").graph
+    relu_calls = [cid for cid, info in G.graph["blocks"].items()
+                  if info.get("module") == "relu" and info.get("method") == "forward"]
+    assert [returned_shape(G, cid) for cid in relu_calls] == [
+        "1×4×6×6 float32", "1×8×4×4 float32"]
+
+
 SHAPE_TRUTH = ["TwoReLUs", "Stages", "TrainingBranch", "QuantizedConv", "Norms"]
 
 

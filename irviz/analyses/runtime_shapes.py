@@ -33,23 +33,71 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
     if capture.mode != "script" or capture.eager is None or capture.eager.error:
         return
     seen = capture.eager.op_shapes
+    nth = _call_numbers(G, capture.eager.module_calls)
+    blocks = G.graph["blocks"]
     for node, data in G.nodes(data=True):
         if not data.get("source") or "::" not in data["kind"]:
             continue
         path, line, _ = data["source"].rsplit(":", 2)
         op = data["kind"].split("::")[-1]
-        where = (data.get("scope") or "", path, int(line))
-        shapes = seen.get((op, *where))
-        if shapes is None and op in _DISPATCHED_AS:
-            shapes = seen.get((_DISPATCHED_AS[op], *where))
-            shapes = shapes[:1] if shapes is not None and shapes is not CONFLICT else shapes
+        scope = data.get("scope") or ""
+        call = _forward_call(blocks, data["block"], scope)
+        scopes = ([f"{scope}#{nth[call]}"] if call in nth else []) + [scope]
+        shapes = None
+        for where in ((s, path, int(line)) for s in scopes):
+            shapes = seen.get((op, *where))
+            if shapes is None and op in _DISPATCHED_AS:
+                shapes = seen.get((_DISPATCHED_AS[op], *where))
+                shapes = shapes[:1] if shapes is not None and shapes is not CONFLICT else shapes
+            if shapes is not None and shapes is not CONFLICT:
+                break
         if shapes is None or shapes is CONFLICT:
             continue
         tensors = [i for i, o in enumerate(data["outputs"]) if o["type"] == "Tensor"]
         if len(tensors) != len(shapes):
             continue
         _fill(data, tensors, shapes)
-    _fill_module_results(G, capture.eager.module_shapes)
+    _fill_module_results(G, capture.eager.module_shapes, nth)
+
+
+def _forward_call(blocks: dict, block: str | None, scope: str) -> str | None:
+    """The innermost ``forward`` call container of module ``scope`` around ``block``."""
+    while block is not None:
+        info = blocks[block]
+        if info["kind"] == "method" and info.get("method") == "forward" \
+                and info.get("module") == scope:
+            return block
+        block = info["parent"]
+    return None
+
+
+def _call_numbers(G: nx.DiGraph, calls: dict[str, int]) -> dict[str, int]:
+    """Forward call container -> which call of its module it is (0, 1, ...), where that is
+    certain: the module's call sites, in program order, are as many as the calls the eager
+    run made and none sits in a loop body or a branch (run once each, in that order). A
+    ResNet block calls its one ``relu`` three times with different shapes."""
+    blocks = G.graph["blocks"]
+    sites: dict[str, list[str]] = {}
+    for cid, info in blocks.items():  # containers are made in program order
+        if info["kind"] == "method" and info.get("method") == "forward" and info.get("module"):
+            sites.setdefault(info["module"], []).append(cid)
+    numbered = {}
+    for module, cids in sites.items():
+        if len(cids) < 2 or calls.get(module) != len(cids):
+            continue
+        if any(_in_loop_or_branch(blocks, cid) for cid in cids):
+            continue
+        numbered.update({cid: k for k, cid in enumerate(cids)})
+    return numbered
+
+
+def _in_loop_or_branch(blocks: dict, cid: str) -> bool:
+    block = blocks[cid]["parent"]
+    while block is not None:
+        if blocks[block]["kind"] in ("loop.body", "if.then", "if.else", "fork.task"):
+            return True
+        block = blocks[block]["parent"]
+    return False
 
 
 def _fill(data: dict, tensors: list[int], shapes) -> None:
@@ -59,14 +107,15 @@ def _fill(data: dict, tensors: list[int], shapes) -> None:
             info["shape"], info["dtype"] = list(dims), dtype.replace("torch.", "")
 
 
-def _fill_module_results(G: nx.DiGraph, returned: dict) -> None:
+def _fill_module_results(G: nx.DiGraph, returned: dict, nth: dict[str, int]) -> None:
     """What a module's ``forward`` returned, from the forward hook, onto the one node that
     produces it: the ops a functional wrapper runs under another name
     (``F.adaptive_avg_pool2d``) are matched by no recorded op, but the module's result is."""
-    for info in G.graph["blocks"].values():
+    for cid, info in G.graph["blocks"].items():
         if info["kind"] != "method" or info.get("method") != "forward" or not info.get("returns"):
             continue
-        shapes = returned.get(info.get("module"))
+        shapes = returned.get(f"{info.get('module')}#{nth[cid]}") if cid in nth \
+            else returned.get(info.get("module"))
         producers = info["returns"][0]
         if shapes is None or shapes is CONFLICT or len(producers) != 1 \
                 or producers[0] not in G:

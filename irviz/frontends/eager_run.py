@@ -127,18 +127,26 @@ class _ModuleStack:
     def __init__(self, root: object):
         self.paths = ({id(m): name for name, m in root.named_modules()}
                       if isinstance(root, torch.nn.Module) else {})
-        self.stack: list[str] = []
-        #: module path -> ``((*dims, dtype),)`` of the tensor its forward returned (every
-        #: call agreeing), or CONFLICT
+        #: ``(path, k)`` of the module calls running: the k-th call of that module
+        self.stack: list[tuple[str, int]] = []
+        #: module path -> how many times its forward has been called
+        self.calls: dict[str, int] = {}
+        #: module path, and ``path#k`` for its k-th call -> ``((*dims, dtype),)`` of the
+        #: tensor its forward returned (every call agreeing), or CONFLICT
         self.returned: dict[str, object] = {}
         self._handles = []
 
     @property
-    def current(self) -> str:
-        return self.stack[-1] if self.stack else ""
+    def current(self) -> tuple[str, int]:
+        return self.stack[-1] if self.stack else ("", 0)
 
     def _enter(self, module, _args):
-        self.stack.append(self.paths.get(id(module), self.current))
+        path = self.paths.get(id(module))
+        if path is None:  # not one of the model's modules: still inside the caller
+            self.stack.append(self.current)
+            return
+        k = self.calls[path] = self.calls.get(path, -1) + 1
+        self.stack.append((path, k))
 
     def _leave(self, module, _args, out):
         if self.stack:
@@ -146,8 +154,8 @@ class _ModuleStack:
         path = self.paths.get(id(module))
         if path is not None and isinstance(out, torch.Tensor):
             shape = ((*out.shape, str(out.dtype)),)
-            if self.returned.setdefault(path, shape) != shape:
-                self.returned[path] = CONFLICT
+            _remember(self.returned, path, shape)
+            _remember(self.returned, f"{path}#{self.calls[path]}", shape)
 
     def __enter__(self) -> "_ModuleStack":
         hooks = torch.nn.modules.module
@@ -168,9 +176,16 @@ def _record(seen: dict, modules: _ModuleStack, name: str, out) -> None:
         frame = frame.f_back
     if frame is None:
         return
-    key = (name, modules.current, frame.f_code.co_filename, frame.f_lineno)
+    path, k = modules.current
+    where = (frame.f_code.co_filename, frame.f_lineno)
     outs = out if isinstance(out, (tuple, list)) else (out,)
     shapes = tuple(tuple(o.shape) + (str(o.dtype),) for o in outs if isinstance(o, torch.Tensor))
+    _remember(seen, (name, path, *where), shapes)
+    _remember(seen, (name, f"{path}#{k}", *where), shapes)   # the module's k-th call
+
+
+def _remember(seen: dict, key, shapes) -> None:
+    """Keep ``shapes`` at ``key`` while every record there agrees; CONFLICT after that."""
     previous = seen.get(key)
     if previous is None:
         seen[key] = shapes
@@ -222,10 +237,14 @@ class EagerRun:
 
     #: ``(file, line)`` of the model's code that ran
     executed_lines: frozenset[tuple[str, int]] = frozenset()
-    #: ``(op, module path, file, line)`` -> ``((*dims, dtype), ...)`` per output, or CONFLICT
+    #: ``(op, module, file, line)`` -> ``((*dims, dtype), ...)`` per output, or CONFLICT;
+    #: ``module`` is the module's path (every call of it) and ``path#k`` (its k-th call)
     op_shapes: dict[tuple[str, str, str, int], object] = field(default_factory=dict)
-    #: module path -> ``((*dims, dtype),)`` of the tensor its forward returned, or CONFLICT
+    #: module path (and ``path#k``) -> ``((*dims, dtype),)`` of the tensor its forward
+    #: returned, or CONFLICT
     module_shapes: dict[str, object] = field(default_factory=dict)
+    #: module path -> how many times its forward ran
+    module_calls: dict[str, int] = field(default_factory=dict)
     #: the model's own exception, when running it failed (the records are then partial)
     error: str | None = None
 
@@ -244,4 +263,5 @@ def run_eagerly(obj, inputs: tuple) -> EagerRun:
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     run.executed_lines = lines.executed()
     run.module_shapes = modules.returned
+    run.module_calls = {path: k + 1 for path, k in modules.calls.items()}
     return run

@@ -118,8 +118,8 @@ def constant_label(G, producers: list[str]) -> str | None:
 def returned_shape(G, call: str) -> str | None:
     """``1×256×200×200 float32``: what a method/function call returns (its first value),
     from the shapes of the nodes that produce it; ``?`` when it returns a tensor whose
-    shape is unknown although the call has shapes inside (an ``if`` whose taken branch
-    has none recorded, say); None when nothing is known (no shapes at all).
+    shape is unknown although the picture has shapes (its inputs'); None when the picture
+    has none (no example inputs) or the call returns no tensor.
 
     A value returned from an ``if`` has one producer per branch: the branch that ran has
     a shape, the other none, so the known shapes must agree."""
@@ -138,11 +138,9 @@ def returned_shape(G, call: str) -> str | None:
             shapes.add(text)
     if len(shapes) == 1:
         return shapes.pop()
-    if tensor and (shapes or any(
-            o.get("shape") is not None for n, d in G.nodes(data=True)
-            if d.get("block") == call for o in d["outputs"])):
-        return "?"
-    return None
+    known = any(o.get("shape") is not None for n in G.graph.get("inputs", ()) if n in G
+                for o in G.nodes[n]["outputs"])
+    return "?" if tensor and (shapes or known) else None
 
 
 def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:

@@ -44,6 +44,20 @@ class Norms(torch.nn.Module):
         return self.ln(self.gn(self.bn(self.conv(x))))
 
 
+class ReusedReLU(torch.nn.Module):
+    """One ``relu`` module called twice with different shapes, as every torchvision ResNet
+    block does: each call has its own shape, although the module's records disagree."""
+
+    def __init__(self):
+        super().__init__()
+        self.c1 = torch.nn.Conv2d(3, 4, 3)
+        self.c2 = torch.nn.Conv2d(4, 8, 3)
+        self.relu = torch.nn.ReLU(inplace=True)
+
+    def forward(self, x):
+        return self.relu(self.c2(self.relu(self.c1(x))))
+
+
 class AnnotatedInit(torch.nn.Module):
     """Scripting it, torch's checker (run through the standard library's ``ast``) warns
     about the annotation in ``__init__``: the innermost frame that is not torch's is
@@ -159,6 +173,7 @@ example_inputs = {
     "TwoReLUs": lambda: (torch.rand(1, 3, 16, 16),),
     "Stages": lambda: (torch.rand(2, 8),),
     "Norms": lambda: (torch.rand(1, 3, 8, 8),),
+    "ReusedReLU": lambda: (torch.rand(1, 3, 8, 8),),
     "TrainingBranch": lambda: (torch.rand(2, 8),),
     "WarnsWhenCompiled": lambda: (torch.rand(2, 3),),
     "QuantizedConv": lambda: (torch.rand(1, 3, 16, 16),),
