@@ -372,18 +372,25 @@ def main(argv=None) -> int:
     parser.add_argument("--one", help=argparse.SUPPRESS)
     parser.add_argument("--keep", help=argparse.SUPPRESS)
     parser.add_argument("--results", default=str(HERE / "RESULTS-corpus.md"))
+    parser.add_argument("--out", default=str(OUT), help="where results.jsonl and pictures go")
+    parser.add_argument("--merge", nargs="*", help="summarise these results.jsonl files only")
     args = parser.parse_args(argv)
+    if args.merge:  # runs split over several processes, summarised as one
+        rows = [json.loads(line) for path in args.merge for line in open(path) if line.strip()]
+        Path(args.results).write_text(summarise(rows), encoding="utf-8")
+        return 0
+    out = Path(args.out)
     if args.one:
         print(json.dumps(one(args.one, args.keep)))
         return 0
-    OUT.mkdir(parents=True, exist_ok=True)
+    out.mkdir(parents=True, exist_ok=True)
     rows = []
     names = model_names(args.models)
-    with open(OUT / "results.jsonl", "w") as log:
+    with open(out / "results.jsonl", "w") as log:
         for i, name in enumerate(names, 1):
             cmd = [sys.executable, __file__, "--one", name]
             if name in args.png:
-                cmd += ["--keep", str(OUT)]
+                cmd += ["--keep", str(out)]
             t0 = time.perf_counter()
             try:
                 done = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
