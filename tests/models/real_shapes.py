@@ -75,9 +75,11 @@ class Encoder(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.proj = torch.nn.Linear(8, 8)
+        self.proj2 = torch.nn.Linear(8, 8)
+        self.proj3 = torch.nn.Linear(8, 8)
 
     def forward(self, x):
-        return torch.tanh(self.proj(x))
+        return torch.tanh(self.proj3(torch.tanh(self.proj2(torch.tanh(self.proj(x))))))
 
 
 class Head(torch.nn.Module):
@@ -88,8 +90,8 @@ class Head(torch.nn.Module):
         self.out = torch.nn.Linear(8, 4)
 
     def forward(self, x, features):
-        scale = x.size(0) * 2.0
-        return self.out(features) * scale
+        gate = torch.sigmoid(x.mean())
+        return self.out(features) * gate
 
 
 class Stages(torch.nn.Module):
@@ -121,6 +123,25 @@ class TrainingBranch(torch.nn.Module):
         if self.training:
             x = x * 0.5
         return x
+
+
+class EvalOnly(torch.nn.Module):
+    """``if self.training: raise``: neither the condition nor the raise reads anything."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(8, 8)
+        self.b = torch.nn.Linear(8, 8)
+        self.c = torch.nn.Linear(8, 8)
+        self.eval()
+
+    def forward(self, x):
+        h = torch.relu(self.a(x))
+        h = torch.relu(self.b(h))
+        h = torch.relu(self.c(h))
+        if self.training:
+            raise RuntimeError("EvalOnly is for inference")
+        return h * 2
 
 
 class Warner(torch.nn.Module):
@@ -175,6 +196,7 @@ example_inputs = {
     "Norms": lambda: (torch.rand(1, 3, 8, 8),),
     "ReusedReLU": lambda: (torch.rand(1, 3, 8, 8),),
     "TrainingBranch": lambda: (torch.rand(2, 8),),
+    "EvalOnly": lambda: (torch.rand(2, 8),),
     "WarnsWhenCompiled": lambda: (torch.rand(2, 3),),
     "QuantizedConv": lambda: (torch.rand(1, 3, 16, 16),),
     "Encoder": lambda: (torch.rand(2, 8),),
