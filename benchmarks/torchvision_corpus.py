@@ -9,9 +9,8 @@ nothing downloaded), scripted and traced:
 * warnings: every warning torch raised is attributed to a file of the model's code
   (torchvision's own files here), never to torch, irviz or the CLI framework;
 * size: nodes drawn (quantized models should draw about as many scripted as traced);
-* layout: sibling module clusters in program order (a later sibling is not drawn wholly
-  above, or on the same rows to the left of, an earlier one), and how tall the tallest
-  cluster is against the picture.
+* layout: stages in program order (a later sibling call that uses an earlier one's result
+  does not start above it).
 
 Usage (``make corpus`` sets up torchvision beside the CPU torch first)::
 
@@ -31,7 +30,6 @@ import subprocess
 import sys
 import time
 import xml.etree.ElementTree as ET
-from collections import Counter
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -277,9 +275,8 @@ def one(name: str, png_dir: str | None) -> dict:
                 wrong.append(f"{module}: drawn {text}, hook {truth}")
         bad_warnings = [f"{w.category} at {w.filename}:{w.lineno}" for w in view.capture.warnings
                         if not model_code(w.filename, allowed)]
-        boxes, height = cluster_boxes(svg)
+        boxes, _height = cluster_boxes(svg)
         order = order_violations(G, boxes)
-        tallest = max((y1 - y0 for _x0, y0, _x1, y1 in boxes.values()), default=0.0)
         row.update(
             ir_nodes=G.number_of_nodes(), drawn=drawing.drawn_nodes,
             shapes_checked=agree + unknown + len(wrong), shapes_agree=agree,
@@ -287,7 +284,6 @@ def one(name: str, png_dir: str | None) -> dict:
             warnings=len(view.capture.warnings), warnings_misplaced=len(bad_warnings),
             misplaced_examples=bad_warnings[:3],
             **order,
-            tallest_cluster=round(tallest / height, 3) if height else None,
             svg_kb=len(svg) // 1024, seconds=round(time.perf_counter() - t0, 2))
         if png_dir:
             (Path(png_dir) / f"{name}.{mode}.svg").write_bytes(svg)
@@ -345,10 +341,6 @@ def summarise(rows: list[dict]) -> str:
             lines.append(f"| {r['model']} | {r.get('script', {}).get('drawn', '-')} | "
                          f"{r.get('trace', {}).get('drawn', '-')} |")
         lines.append("")
-    tall = sorted(((r[m].get("tallest_cluster") or 0, r["model"], m) for r in rows
-                   for m in ("script", "trace") if m in r and "error" not in r[m]), reverse=True)
-    lines += ["Tallest cluster against the picture's height (median over pictures): "
-              f"{sorted(t for t, *_ in tall)[len(tall) // 2] if tall else '-'}", ""]
     problems = []
     for r in rows:
         for mode in ("script", "trace"):
