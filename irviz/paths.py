@@ -13,11 +13,13 @@ from pathlib import Path
 
 import torch
 
-__all__ = ["TORCH_DIR", "STDLIB_DIRS", "display_path", "is_torch_file", "is_stdlib_file",
+__all__ = ["TORCH_DIR", "IRVIZ_DIR", "STDLIB_DIRS", "display_path", "is_torch_file", "is_stdlib_file",
            "torch_relative", "is_inside"]
 
 #: the directory of the installed ``torch`` package
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+#: irviz's own package directory (its frames are never a model's code)
+IRVIZ_DIR = os.path.dirname(os.path.abspath(__file__))
 #: Python's standard library (``ast.py`` runs torch's own checks while it scripts). In a
 #: venv ``platstdlib`` is the venv's ``lib/python3.X``, which also holds site-packages:
 #: installed libraries are not the standard library (see :func:`is_stdlib_file`).

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 import re
 import traceback
 import warnings
@@ -22,7 +21,7 @@ from typing import Any, Iterator
 import torch
 
 from ..errors import CaptureError, InputsError
-from ..paths import display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
+from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
 from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .loader import Target
 
@@ -84,7 +83,6 @@ def _is_torch_frame(filename: str) -> bool:
     return is_torch_file(filename) or "<frozen" in filename
 
 
-_IRVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = None):
@@ -101,7 +99,7 @@ def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = No
     for frame in reversed(stack):  # innermost first
         if _is_torch_frame(frame.filename) or is_stdlib_file(frame.filename):
             continue  # torch's, or the standard library's (warnings, ast) on torch's behalf
-        if is_inside(frame.filename, _IRVIZ_DIR):
+        if is_inside(frame.filename, IRVIZ_DIR):
             return None  # out of the model's code: torch was called by irviz itself
         return frame
     return None
@@ -143,7 +141,7 @@ def recording_warnings(forward: tuple[str, int] | None = None
                 or "torch.jit" in str(message)):
             return
         text = str(message)
-        in_user = not _is_torch_frame(filename) and not is_inside(filename, _IRVIZ_DIR) \
+        in_user = not _is_torch_frame(filename) and not is_inside(filename, IRVIZ_DIR) \
             and not is_stdlib_file(filename)
         origin = f"{torch_relative(filename)}:{lineno}" if _is_torch_frame(filename) else None
         if not in_user:

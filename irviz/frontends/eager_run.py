@@ -14,7 +14,6 @@ Two records come from one eager run (or, for a trace, from the trace's own run):
 from __future__ import annotations
 
 import contextlib
-import os
 import sys
 from dataclasses import dataclass, field
 from typing import Iterator
@@ -23,12 +22,11 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from ..paths import TORCH_DIR, is_inside, is_stdlib_file
+from ..paths import IRVIZ_DIR, TORCH_DIR, is_inside, is_stdlib_file
 
 __all__ = ["CONFLICT", "EagerRun", "LineRecorder", "run_eagerly"]
 
-_IRVIZ_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-_NOT_MODEL_CODE = (TORCH_DIR, _IRVIZ_DIR)
+_NOT_MODEL_CODE = (TORCH_DIR, IRVIZ_DIR)
 
 
 class LineRecorder:

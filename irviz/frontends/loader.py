@@ -51,7 +51,7 @@ from typing import Any, Iterator
 import torch
 
 from irviz.errors import ModelLoadError
-from irviz.paths import display_path
+from irviz.paths import IRVIZ_DIR, display_path, is_inside
 
 __all__ = ["Target", "LoadResult", "load", "target_of", "user_traceback",
            "quiet_torch_warnings", "USER_TRACEBACK_HEADER"]
@@ -62,7 +62,6 @@ USER_TRACEBACK_HEADER = "Traceback from your code (most recent call last):"
 _FILE_EXTS = {"py", "pt", "pth", "pt2", "ts", "zip", "pkl", "pickle", "torchscript", "ptl",
               "ckpt"}
 
-_IRVIZ_DIR = str(Path(__file__).resolve().parent.parent)
 _IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
 
 #: module names irviz imported user files under -> the file; only these are
@@ -118,7 +117,7 @@ def _is_internal_frame(filename: str) -> bool:
         real = str(Path(filename).resolve())
     except (OSError, ValueError):
         return False
-    return real.startswith(_IRVIZ_DIR + os.sep) or real.startswith(_IMPORTLIB_DIR + os.sep)
+    return is_inside(real, os.path.realpath(IRVIZ_DIR)) or real.startswith(_IMPORTLIB_DIR + os.sep)
 
 
 def user_traceback(exc: BaseException) -> str:

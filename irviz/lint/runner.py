@@ -22,7 +22,6 @@ run is dropped (:func:`_report_source`).
 from __future__ import annotations
 
 import fnmatch
-import inspect
 import os
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -36,7 +35,7 @@ from ..analyses.graph_diff import first_divergence, script_trace_divergence
 from ..config import Config
 from ..paths import display_path
 from ..errors import CaptureError, IrvizError, ModelLoadError
-from ..frontends.capture import Capture
+from ..frontends.capture import Capture, forward_source
 from ..frontends.loader import Target
 from ..frontends.retrace import parse_dynamic_dims, retrace
 from .diagnostic import Diagnostic
@@ -148,13 +147,10 @@ def _split(location: str | None) -> tuple | None:
 
 
 def _forward_location(target: Target) -> tuple | None:
-    obj = target.obj
-    fn = getattr(type(obj), "forward", None) if isinstance(obj, torch.nn.Module) else obj
-    try:
-        _, start = inspect.getsourcelines(fn)
-        return inspect.getsourcefile(fn), start, 1
-    except (TypeError, OSError):
-        return None
+    """``(file, line, column)`` of the model's ``forward``: where a finding with no line
+    of its own goes (the capture puts warnings of that kind there too)."""
+    found = forward_source(target)
+    return (*found, 1) if found else None
 
 
 def _code_at(location: tuple) -> str:
