@@ -45,7 +45,12 @@ class InputsError(IrvizError):
 
 
 class CaptureError(IrvizError):
-    """torch.jit.script or torch.jit.trace failed on the user's model."""
+    """torch.jit.script or torch.jit.trace failed on the user's model.
+
+    ``warnings`` holds what torch warned before it failed (the capture's
+    ``CapturedWarning`` records): a failed trace's TracerWarnings still say what it froze."""
+
+    warnings: list = []
 
 
 class GraphBuildError(IrvizError):

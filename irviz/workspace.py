@@ -20,7 +20,7 @@ from .analyses import pipeline
 from .config import Config
 from .errors import CaptureError
 from .frontends.capture import MODES, Capture, capture
-from .frontends.inputs import resolve_inputs
+from .frontends.inputs import ExampleInputs, resolve_inputs
 from .frontends.loader import LoadResult, Target, load, target_of
 from .progress import Stages
 
@@ -38,7 +38,8 @@ class Workspace:
     """Loads targets and makes their captures and analysed graphs, once each.
 
     ``inputs`` is what the user gave for every target (an ``--inputs`` expression, or
-    from Python a tensor, tuple or dict of tensors); None means each model file's
+    from Python a tensor, tuple or dict of tensors, or an ``ExampleInputs``); None means
+    each model file's
     ``example_inputs``. ``config`` is the ``[tool.irviz]`` in force. ``stages`` times
     the work (``-v`` prints it; the benchmarks read it).
     """
@@ -49,7 +50,7 @@ class Workspace:
         self.config = config or Config()
         self.stages = stages or Stages(interactive=False)
         self._loaded: dict[str, LoadResult] = {}
-        self._inputs: dict[int, tuple | None] = {}
+        self._inputs: dict[int, ExampleInputs | None] = {}
         self._captures: dict[tuple[int, str], Capture | CaptureError] = {}
         self._graphs: dict[int, _Graph] = {}
         self._lint: dict[tuple, object] = {}
@@ -72,7 +73,7 @@ class Workspace:
             return list(self.load(what).targets)
         return [target_of(what)]
 
-    def inputs_for(self, target: Target) -> tuple | None:
+    def inputs_for(self, target: Target) -> ExampleInputs | None:
         """The example inputs of ``target`` (evaluated once: random inputs stay the same
         for every capture of it)."""
         key = id(target)

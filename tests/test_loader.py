@@ -12,7 +12,7 @@ import pytest
 import torch
 
 from irviz.errors import InputsError, ModelLoadError
-from irviz.frontends.inputs import resolve_inputs
+from irviz.frontends.inputs import ExampleInputs, resolve_inputs
 from irviz.frontends.loader import USER_TRACEBACK_HEADER, LoadResult, Target, load
 
 SAMPLES = Path(__file__).resolve().parent.parent / "samples"
@@ -628,7 +628,8 @@ def one(spec: str) -> Target:
 
 
 def shapes(inputs) -> list:
-    return [tuple(t.shape) for t in inputs]
+    assert not inputs.kwargs
+    return [tuple(t.shape) for t in inputs.args]
 
 
 @pytest.mark.parametrize("expr, expected", [
@@ -640,22 +641,25 @@ def shapes(inputs) -> list:
 ])
 def test_inputs_expression(models: Path, expr: str, expected) -> None:
     inputs = resolve_inputs(one(f"{models}:Cell"), expr)
-    assert isinstance(inputs, tuple)
+    assert isinstance(inputs, ExampleInputs)
     assert shapes(inputs) == expected
 
 
 def test_inputs_expression_nested(models: Path) -> None:
     inputs = resolve_inputs(one(f"{models}:Cell"),
                             "torch.rand(1), (torch.rand(2), [torch.rand(3)]), {'k': torch.rand(4)}")
-    assert len(inputs) == 3 and isinstance(inputs[2], dict)
+    assert len(inputs.args) == 3 and isinstance(inputs.args[2], dict) and not inputs.kwargs
 
 
 @pytest.mark.parametrize("expr, message", [
-    ("3", "--inputs gave int, but irviz needs a tensor or a tuple of tensors"),
-    ("None", "--inputs gave None, but irviz needs a tensor or a tuple of tensors"),
+    ("3", "--inputs gave int, but irviz needs a tensor, a tuple of tensors or a dict of them by argument name"),
+    ("None", "--inputs gave None, but irviz needs a tensor, a tuple of tensors or a dict of them by argument name"),
     ("torch.rand(2), 3", "element [1] of --inputs is int, not a tensor"),
     ("torch.rand(2), (torch.rand(1), 'x')", "element [1][1] of --inputs is str, not a tensor"),
-    ("{'a': torch.rand(1)}", "--inputs gave dict, but irviz needs a tensor or a tuple of tensors"),
+    ("{'a': torch.rand(1)}", "--inputs: Cell's forward() has no argument 'a'"),
+    ("{'x': torch.rand(1), 'h': 3}", "element ['h'] of --inputs is int, not a tensor"),
+    ("(torch.rand(1),), {'x': torch.rand(1)}",
+     "--inputs do not fit Cell's forward(): multiple values for argument 'x'"),
     ("torch.rand(3, 4", "--inputs is not a valid Python expression: '(' was never closed"),
     ("torch.rand(3,, 4)", "--inputs is not a valid Python expression: invalid syntax"),
     ("1 / 0", "evaluating --inputs raised ZeroDivisionError: division by zero"),
@@ -771,7 +775,7 @@ def test_inputs_missing_convention(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("body, message", [
     ('example_inputs = {"A": 3}',
-     "example_inputs['A'] in {f} gave int, but irviz needs a tensor or a tuple of tensors"),
+     "example_inputs['A'] in {f} gave int, but irviz needs a tensor, a tuple of tensors or a dict of them by argument name"),
     ('example_inputs = {"A": lambda: (torch.rand(1), "s")}',
      "element [1] of example_inputs['A'] in {f} is str, not a tensor"),
     ('example_inputs = {"A": lambda: 1 / 0}',
@@ -779,7 +783,7 @@ def test_inputs_missing_convention(tmp_path: Path) -> None:
     ("def example_inputs(name):\n    raise KeyError(name)",
      "example_inputs('A') in {f} raised KeyError: 'A'"),
     ("def example_inputs(name):\n    return 5",
-     "example_inputs('A') in {f} gave int, but irviz needs a tensor or a tuple of tensors"),
+     "example_inputs('A') in {f} gave int, but irviz needs a tensor, a tuple of tensors or a dict of them by argument name"),
     ("example_inputs = [torch.rand(1)]",
      "example_inputs in {f} is list; it must be a dict from model name to inputs "
      "or a function example_inputs(name)"),

@@ -33,7 +33,7 @@ def calls_by_module(G) -> dict[str, str]:
     return {m: cids[0] for m, cids in found.items() if len(cids) == 1}
 
 
-def hook_shapes(model: torch.nn.Module, inputs: tuple) -> dict[str, str]:
+def hook_shapes(model: torch.nn.Module, inputs) -> dict[str, str]:
     """Module path -> the shape of the tensor its forward returned (modules run once)."""
     paths = {id(m): name for name, m in model.named_modules() if name}
     seen: dict[str, list[str]] = {}
@@ -45,7 +45,7 @@ def hook_shapes(model: torch.nn.Module, inputs: tuple) -> dict[str, str]:
     handle = torch.nn.modules.module.register_module_forward_hook(hook)
     try:
         with torch.no_grad():
-            model(*inputs)
+            inputs.call(model)
     finally:
         handle.remove()
     return {m: shapes[0] for m, shapes in seen.items() if len(shapes) == 1}

@@ -214,7 +214,7 @@ def test_visualize_says_what_is_wrong_with_inputs_by_name():
 
     with pytest.raises(InputsError, match="has no argument 'y'"):
         irviz.visualize(_Cell(), mode="trace", inputs={"x": torch.rand(3, 4), "y": 1})
-    with pytest.raises(InputsError, match="x missing"):
+    with pytest.raises(InputsError, match="missing a required argument: .x."):
         irviz.visualize(_Cell(), mode="trace", inputs={"h": torch.rand(3, 4)})
     with pytest.raises(ModelLoadError, match="not a model"):
         irviz.visualize(42)

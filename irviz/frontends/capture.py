@@ -22,7 +22,9 @@ import torch
 
 from ..errors import CaptureError, InputsError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
+from .adapters import CallAdapter
 from .eager_run import EagerRun, LineRecorder, run_eagerly
+from .inputs import ExampleInputs
 from .loader import Target
 
 MODES = ("script", "trace", "auto")
@@ -40,6 +42,9 @@ class CapturedWarning:
     in_user_code: bool
     #: where torch raised it when that was inside torch (``rnn.py:1123``), else None
     origin: str | None = None
+    #: ``(file, line)`` of the user's own line that called into the library the warning
+    #: is located in (a model wrapping a library model), else None
+    called_from: tuple[str, int] | None = None
 
     @property
     def location(self) -> str:
@@ -55,13 +60,47 @@ class Capture:
     mode: str
     #: a ScriptModule or ScriptFunction
     scripted: Any
-    inputs: tuple | None
+    #: the example inputs as given (positional and keyword)
+    inputs: ExampleInputs | None
     warnings: list[CapturedWarning] = field(default_factory=list)
     #: human-readable remarks, e.g. the fallback from script to trace
     notes: list[str] = field(default_factory=list)
     #: what running the model's Python showed (a scripted capture with inputs: one eager
     #: run; a trace: the lines its run executed); None when the Python did not run
     eager: EagerRun | None = None
+    #: how a trace called the model (keyword inputs placed, outputs flattened); None for
+    #: other captures
+    adapter: CallAdapter | None = None
+
+    def run(self, inputs: ExampleInputs | None = None) -> Any:
+        """Run the compiled model on ``inputs`` (default: the capture's own). A trace takes
+        the inputs the way it was traced: every one positionally."""
+        inputs = inputs if inputs is not None else self.inputs
+        if inputs is None:
+            return self.scripted()
+        if self.adapter is not None:
+            return self.scripted(*inputs.flat)
+        return inputs.call(self.scripted)
+
+    def run_python(self, inputs: ExampleInputs) -> Any:
+        """Run the model's Python on ``inputs``, with its outputs as :meth:`run` gives them."""
+        if self.adapter is not None:
+            return self.adapter(inputs)
+        return inputs.call(self.target.obj)
+
+    def graph_input_examples(self) -> list:
+        """The example value of each graph input after ``self`` (None where unknown)."""
+        n = len(list(self.graph.inputs())) - (1 if isinstance(
+            self.scripted, torch.jit.ScriptModule) else 0)
+        if self.inputs is None:
+            return [None] * n
+        if self.adapter is not None or not self.inputs.kwargs:
+            flat = self.inputs.flat if self.adapter is not None else self.inputs.args
+            return [flat[i] if i < len(flat) else None for i in range(n)]
+        names = [v.debugName().split(".")[0] for v in self.graph.inputs()][-n:] if n else []
+        args = self.inputs.args
+        return [args[i] if i < len(args) else self.inputs.kwargs.get(name)
+                for i, name in enumerate(names)]
 
     @property
     def executed_lines(self) -> frozenset[tuple[str, int]] | None:
@@ -109,6 +148,10 @@ def forward_source(target: Target) -> tuple[str, int] | None:
     """``(file, line)`` of the model's ``forward`` (or the function's ``def``)."""
     obj = target.obj
     fn = getattr(type(obj), "forward", None) if isinstance(obj, torch.nn.Module) else obj
+    try:  # a decorated forward (transformers' ``can_return_tuple``): the function itself
+        fn = inspect.unwrap(fn)
+    except ValueError:
+        pass
     try:
         _, start = inspect.getsourcelines(fn)
         return inspect.getsourcefile(fn), start
@@ -120,7 +163,7 @@ _DEPRECATION = (DeprecationWarning, PendingDeprecationWarning, FutureWarning)
 
 
 @contextlib.contextmanager
-def recording_warnings(forward: tuple[str, int] | None = None
+def recording_warnings(forward: tuple[str, int] | None = None, user_file: Path | None = None
                        ) -> Iterator[list[CapturedWarning]]:
     """Record every warning raised inside the block, attributed to the model's code: the
     innermost frame outside torch (a library the model comes from counts as its code; the
@@ -128,12 +171,22 @@ def recording_warnings(forward: tuple[str, int] | None = None
     with none of the model's frames running (about the traced outputs, say), the model's
     ``forward``.
 
+    A warning located in another file than ``user_file`` (the model file) while a line of
+    ``user_file`` was running (a wrapper calling into a library) also names that line.
+
     ``simplefilter("always")`` goes in front of torch's filters (which hide
     TracerWarnings raised from modules named ``torch*``) and disables the
     once-per-location de-duplication; we de-duplicate ourselves.
     """
     recorded: list[CapturedWarning] = []
     seen: set[tuple] = set()
+    wanted = str(user_file) if user_file is not None else None
+
+    def called_from(filename: str, stack: list[traceback.FrameSummary]):
+        if wanted is None or filename == wanted:
+            return None
+        frame = next((f for f in reversed(stack) if f.filename == wanted), None)
+        return (frame.filename, int(frame.lineno)) if frame and frame.lineno else None
 
     def showwarning(message, category, filename, lineno, file=None, line=None):
         if issubclass(category, _DEPRECATION) and (
@@ -144,8 +197,9 @@ def recording_warnings(forward: tuple[str, int] | None = None
         in_user = not _is_torch_frame(filename) and not is_inside(filename, IRVIZ_DIR) \
             and not is_stdlib_file(filename)
         origin = f"{torch_relative(filename)}:{lineno}" if _is_torch_frame(filename) else None
+        stack = traceback.extract_stack()[:-1]
         if not in_user:
-            frame = _user_frame(traceback.extract_stack()[:-1])
+            frame = _user_frame(stack)
             if frame is not None and frame.lineno is not None:
                 filename, lineno, in_user = frame.filename, frame.lineno, True
             elif forward is not None:
@@ -155,7 +209,7 @@ def recording_warnings(forward: tuple[str, int] | None = None
             return
         seen.add(key)
         recorded.append(CapturedWarning(category.__name__, text, filename, int(lineno),
-                                        in_user, origin))
+                                        in_user, origin, called_from(filename, stack)))
 
     with warnings.catch_warnings():
         warnings.simplefilter("always")
@@ -213,47 +267,78 @@ def _script(target: Target) -> Any:
             detail=f"{type(exc).__name__}: {text}") from None
 
 
-def _trace(target: Target, inputs: tuple | None) -> tuple[Any, EagerRun | None]:
-    """The traced module, and the lines of the model's code the trace's run executed."""
+def _trace(target: Target, inputs: ExampleInputs | None
+           ) -> tuple[Any, EagerRun | None, CallAdapter | None]:
+    """The traced module, the lines of the model's code the trace's run executed, and how
+    the model was called (keyword inputs placed, outputs flattened)."""
     if inputs is None:
         raise InputsError(
             f"--mode trace needs example inputs for {target.spec}",
             hint='pass them with --inputs "torch.rand(3, 4), torch.rand(3, 4)" or define '
                  "`example_inputs` in the model file (see README: Example inputs)")
-    for i, value in enumerate(inputs):
+    for name, value in zip(_input_labels(inputs), inputs.flat):
         if isinstance(value, torch.Tensor) and value.numel() == 0:
             raise InputsError(
-                f"example input {i} of {target.spec} is empty (shape {tuple(value.shape)}): a "
-                "trace of an empty tensor records shapes and branches no real input takes",
+                f"example input {name} of {target.spec} is empty (shape {tuple(value.shape)}): "
+                "a trace of an empty tensor records shapes and branches no real input takes",
                 hint="give each input at least one element, e.g. torch.rand(1, 4)")
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        return obj, None
+        return obj, None, None
+    adapter = CallAdapter(obj, inputs)
     lines = LineRecorder()
+    # containers of tensors among the inputs are constant structure: strict mode refuses them
+    strict = all(isinstance(v, torch.Tensor) or type(v) is tuple for v in adapter.flat)
     try:
-        with lines.around_forward(obj):
-            traced = torch.jit.trace(obj, inputs, check_trace=False)
-        return traced, EagerRun(executed_lines=lines.executed())
+        with lines.around_forward(adapter.traceable):
+            traced = torch.jit.trace(adapter.traceable, adapter.flat, check_trace=False,
+                                     strict=strict)
+        return traced, EagerRun(executed_lines=lines.executed()), adapter
     except Exception as exc:
         text = str(exc).strip()
         if _torchscript_removed(text):
             raise CaptureError(f"this torch ({torch.__version__}) refuses torch.jit.trace: "
                                f"{text.splitlines()[0]}", hint=_REMOVED_HINT) from None
         first = text.splitlines()[0] if text else type(exc).__name__
-        frame = _user_frame(traceback.extract_tb(exc.__traceback__), target.source_file)
+        stack = traceback.extract_tb(exc.__traceback__)
+        frame = _user_frame(stack)
         where = f" at {display_path(frame.filename)}:{frame.lineno}" if frame else ""
+        caller = _user_frame(stack, target.source_file) if target.source_file else None
+        if caller is not None and frame is not None and caller.filename != frame.filename:
+            where += f" (called from {display_path(caller.filename)}:{caller.lineno})"
+        elif frame is None and caller is not None:
+            where = f" at {display_path(caller.filename)}:{caller.lineno}"
         raise CaptureError(
             f"torch.jit.trace failed on {target.spec}{where}: {type(exc).__name__}: {first}",
-            hint="check that the example inputs match what forward() expects; "
-                 "`--mode script` needs no inputs",
+            hint=_trace_hint(text, frame is not None or caller is not None),
             detail=text if "\n" in text else None) from None
 
 
-def _run_once(target: Target, scripted: Any, inputs: tuple) -> None:
+def _input_labels(inputs: ExampleInputs) -> list[str]:
+    return [str(i) for i in range(len(inputs.args))] + list(inputs.kwargs)
+
+
+def _trace_hint(text: str, in_model: bool) -> str:
+    """What to do about a failed trace, from what torch said."""
+    lowered = text.lower()
+    if "only tensors" in lowered or "cannot be traced" in lowered or "got unsupported type" \
+            in lowered:
+        return ("the trace's inputs must be tensors (or tuples, lists and dicts of them); "
+                "make other arguments constructor arguments, or give them as keyword inputs "
+                "only when they are tensors (see README: Example inputs)")
+    if in_model:
+        return ("the model's own code raised while tracing (see the location above); "
+                "check that the example inputs are what forward() expects, or try "
+                "`--mode script`")
+    return ("check that the example inputs match what forward() expects; "
+            "`--mode script` needs no inputs")
+
+
+def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
     """Example inputs that the compiled model cannot run are a user error, found early."""
     try:
         with torch.no_grad():
-            scripted(*inputs)
+            inputs.call(scripted)
     except Exception as exc:  # the model's own error, reported in its terms
         text = str(exc).strip()
         where = _user_location(text)
@@ -272,34 +357,46 @@ def _run_once(target: Target, scripted: Any, inputs: tuple) -> None:
             if "\n" in text else None) from None
 
 
-def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -> Capture:
-    """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said."""
+def capture(target: Target, mode: str = "script",
+            inputs: ExampleInputs | None = None) -> Capture:
+    """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said.
+
+    A :class:`CaptureError` carries the warnings torch raised before it failed."""
     if mode not in MODES:
         raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
+    if inputs is not None and not isinstance(inputs, ExampleInputs):
+        inputs = ExampleInputs(tuple(inputs))  # a tuple from Python: positional inputs
     notes: list[str] = []
     eager: EagerRun | None = None
-    with recording_warnings(forward_source(target)) as recorded:
-        if target.kind == "archive":
-            scripted, done = target.obj, "archive"
-            if mode == "trace":
-                notes.append("a saved archive is already TorchScript; shown as loaded")
-        elif mode == "trace":
-            (scripted, eager), done = _trace(target, inputs), "trace"
-        elif mode == "script":
-            scripted, done = _script(target), "script"
-        else:  # auto
-            try:
+    adapter: CallAdapter | None = None
+    with recording_warnings(forward_source(target), target.source_file) as recorded:
+        try:
+            if target.kind == "archive":
+                scripted, done = target.obj, "archive"
+                if mode == "trace":
+                    notes.append("a saved archive is already TorchScript; shown as loaded")
+            elif mode == "trace":
+                (scripted, eager, adapter), done = _trace(target, inputs), "trace"
+            elif mode == "script":
                 scripted, done = _script(target), "script"
-            except CaptureError as exc:
-                if inputs is None:
-                    raise
-                notes.append(f"scripting failed ({exc.message}); traced instead")
-                (scripted, eager), done = _trace(target, inputs), "trace"
-        if done in ("script", "archive") and inputs is not None:
-            _run_once(target, scripted, inputs)
+            else:  # auto
+                try:
+                    scripted, done = _script(target), "script"
+                except CaptureError as exc:
+                    if inputs is None:
+                        raise
+                    notes.append(f"scripting failed ({exc.message}); traced instead")
+                    (scripted, eager, adapter), done = _trace(target, inputs), "trace"
+            if done in ("script", "archive") and inputs is not None:
+                _run_once(target, scripted, inputs)
+        except CaptureError as exc:
+            exc.warnings = list(recorded)
+            raise
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
             notes.append("the target is already scripted; tracing it is a no-op")
+    if adapter is not None:
+        notes.extend(adapter.notes())
     if done == "script" and inputs is not None and callable(target.obj) and not isinstance(
             target.obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         with warnings.catch_warnings():  # what torch says is recorded above, once
@@ -308,4 +405,4 @@ def capture(target: Target, mode: str = "script", inputs: tuple | None = None) -
         if eager.error:
             notes.append(f"shapes not recorded: running the model raised {eager.error}")
     return Capture(target=target, mode=done, scripted=scripted, inputs=inputs,
-                   warnings=list(recorded), notes=notes, eager=eager)
+                   warnings=list(recorded), notes=notes, eager=eager, adapter=adapter)

@@ -247,8 +247,9 @@ class EagerRun:
     error: str | None = None
 
 
-def run_eagerly(obj, inputs: tuple) -> EagerRun:
-    """Run ``obj(*inputs)`` once without gradients, recording lines and op shapes."""
+def run_eagerly(obj, inputs) -> EagerRun:
+    """Run ``obj`` once on ``inputs`` (an :class:`~irviz.frontends.inputs.ExampleInputs`)
+    without gradients, recording lines and op shapes."""
     run = EagerRun()
     lines = LineRecorder()
     modules = _ModuleStack(obj)
@@ -256,7 +257,7 @@ def run_eagerly(obj, inputs: tuple) -> EagerRun:
         with torch.no_grad(), modules, \
                 _FunctionRecorder(run.op_shapes, modules), \
                 _DispatchRecorder(run.op_shapes, modules), lines:
-            obj(*inputs)
+            inputs.call(obj)
     except Exception as exc:  # the model's own failure
         run.error = f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"
     run.executed_lines = lines.executed()

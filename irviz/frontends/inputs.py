@@ -6,8 +6,15 @@ model once, so it needs example inputs. irviz takes them from, in order:
 1. ``--inputs EXPR`` - a Python expression evaluated with ``torch`` and every
    global of the model file in scope, e.g.
    ``--inputs "torch.rand(3, 4), torch.rand(3, 4)"`` or ``--inputs "make_batch()"``.
-   It must give a tensor or a tuple/list of tensors (elements may themselves be
-   tuples, lists or dicts of tensors).
+   What it gives is read as a call of ``forward``:
+
+   * a tensor, or a tuple/list of tensors: positional inputs (elements may
+     themselves be tuples, lists or dicts of tensors);
+   * a dict with string keys: keyword inputs, e.g.
+     ``--inputs "dict(input_ids=torch.randint(0, 100, (2, 16)), attention_mask=torch.ones(2, 16, dtype=torch.long))"``;
+   * a pair ``(tuple, dict)``: both, ``((x,), {"mask": m})``.
+
+   A single dict *positional* input is written as a one-element tuple: ``({"a": x},)``.
 
 2. The model file's ``example_inputs``, one of:
 
@@ -19,8 +26,8 @@ model once, so it needs example inputs. irviz takes them from, in order:
              "make_model()": lambda: torch.rand(3, 4),   # or "make_model"
          }
 
-     A value is a tensor, a tuple/list of tensors, or a zero-argument callable
-     returning one of those (called only when that model is traced). The key is
+     A value is anything ``--inputs`` may give (positional, keyword or both), or a
+     zero-argument callable returning it (called only when that model is traced). The key is
      the name irviz shows for the model: the class, instance or function name;
      for a factory loaded as ``file.py:make_model()`` the key ``"make_model()"``
      is tried first, then ``"make_model"``.
@@ -45,7 +52,8 @@ from __future__ import annotations
 
 import inspect
 import traceback
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Callable
 
 import torch
 
@@ -53,7 +61,47 @@ from irviz.errors import InputsError
 from irviz.frontends.loader import Target, quiet_torch_warnings, user_traceback
 from irviz.paths import display_path
 
-__all__ = ["resolve_inputs"]
+__all__ = ["ExampleInputs", "resolve_inputs"]
+
+
+@dataclass(frozen=True, eq=False)
+class ExampleInputs:
+    """One call of the model: positional ``args`` and keyword ``kwargs`` (in the order given).
+
+    A trace takes positional inputs only, so :mod:`irviz.frontends.adapters` puts the
+    keywords after the positional ones (:attr:`flat`) and names them in the graph."""
+
+    args: tuple
+    kwargs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def flat(self) -> tuple:
+        """Every input, positional first, then the keyword ones in their order."""
+        return self.args + tuple(self.kwargs.values())
+
+    def call(self, fn: Callable) -> Any:
+        """``fn(*args, **kwargs)``."""
+        return fn(*self.args, **self.kwargs)
+
+    def replaced(self, flat: tuple) -> "ExampleInputs":
+        """The same call with other values, given in :attr:`flat`'s order."""
+        n = len(self.args)
+        return ExampleInputs(tuple(flat[:n]), dict(zip(self.kwargs, flat[n:])))
+
+    def passed(self, fn: Callable) -> set[str] | None:
+        """The names of ``fn``'s parameters this call gives a value (None: no signature)."""
+        try:
+            bound = inspect.signature(fn).bind_partial(*self.args, **self.kwargs)
+        except (TypeError, ValueError):
+            return None
+        return set(bound.arguments)
+
+    def describe(self) -> str:
+        """``2 positional, keywords input_ids, attention_mask`` for notes."""
+        parts = [f"{len(self.args)} positional"] if self.args else []
+        if self.kwargs:
+            parts.append("keywords " + ", ".join(self.kwargs))
+        return ", ".join(parts) or "no inputs"
 
 _EXAMPLE = '--inputs "torch.rand(3, 4), torch.rand(3, 4)"'
 
@@ -90,24 +138,58 @@ def _check(value: object, where: str) -> None:
     raise _NotTensors(where, value)
 
 
-def _normalize(value: object) -> tuple:
-    """A tensor -> (tensor,); a tuple/list of (nests of) tensors -> tuple."""
+def _is_keywords(value: object) -> bool:
+    return isinstance(value, dict) and all(isinstance(k, str) for k in value)
+
+
+def _as_call(value: object) -> ExampleInputs:
+    """A tensor -> one positional input; a tuple/list -> positional inputs; a dict with
+    string keys -> keyword inputs; ``(tuple, dict)`` -> both. Not checked for tensors."""
     if isinstance(value, torch.Tensor):
-        return (value,)
+        return ExampleInputs((value,))
+    if _is_keywords(value) and value:
+        return ExampleInputs((), dict(value))
+    if isinstance(value, (tuple, list)) and len(value) == 2 \
+            and isinstance(value[0], (tuple, list)) and _is_keywords(value[1]) and value[1]:
+        return ExampleInputs(tuple(value[0]), dict(value[1]))
     if isinstance(value, (tuple, list)):
-        for i, item in enumerate(value):
-            _check(item, f"[{i}]")
-        return tuple(value)
+        return ExampleInputs(tuple(value))
     raise _NotTensors("", value)
+
+
+def _check_tensors(inputs: ExampleInputs, nested: bool) -> ExampleInputs:
+    """Raise _NotTensors unless every input is a tensor or a nest of tensors."""
+    if nested:  # given as ((args), {kwargs})
+        for i, item in enumerate(inputs.args):
+            _check(item, f"[0][{i}]")
+        for key, item in inputs.kwargs.items():
+            _check(item, f"[1][{key!r}]")
+        return inputs
+    for i, item in enumerate(inputs.args):
+        _check(item, f"[{i}]")
+    for key, item in inputs.kwargs.items():
+        _check(item, f"[{key!r}]")
+    return inputs
+
+
+def _normalize(value: object, target: Target | None = None, what: str = "the inputs"
+               ) -> ExampleInputs:
+    """``value`` read as a call of ``forward`` (:func:`_as_call`), its keywords checked
+    against the signature, then its values checked for tensors."""
+    inputs = _as_call(value)
+    if target is not None:
+        _checked_names(target, inputs, what)
+    return _check_tensors(inputs, nested=bool(inputs.args) and bool(inputs.kwargs))
 
 
 def _not_tensors_message(source: str, exc: _NotTensors) -> str:
     if exc.where:
         return f"element {exc.where} of {source} is {_describe(exc.got)}, not a tensor"
-    return f"{source} gave {_describe(exc.got)}, but irviz needs a tensor or a tuple of tensors"
+    return (f"{source} gave {_describe(exc.got)}, but irviz needs a tensor, a tuple of "
+            "tensors or a dict of them by argument name")
 
 
-def _from_expression(target: Target, expr: str) -> tuple:
+def _from_expression(target: Target, expr: str) -> ExampleInputs:
     namespace: dict[str, Any] = {}
     if target.user_module is not None:
         namespace.update(vars(target.user_module))
@@ -137,10 +219,11 @@ def _from_expression(target: Target, expr: str) -> tuple:
                           hint=f"the expression was: {expr.strip()}",
                           detail=user_traceback(exc) if deeper else None) from None
     try:
-        return _normalize(value)
+        return _normalize(value, target, "--inputs")
     except _NotTensors as exc:
         raise InputsError(_not_tensors_message("--inputs", exc),
-                          hint=f"it must give a tensor or a tuple of tensors, e.g. {_EXAMPLE}") from None
+                          hint=f"it must give a tensor, a tuple of tensors (e.g. {_EXAMPLE}) "
+                               "or a dict of them by argument name") from None
 
 
 def _where(target: Target) -> str:
@@ -171,14 +254,15 @@ def _accepts_no_args(fn: Any) -> bool:
                    for p in sig.parameters.values())
 
 
-def _validated(value: object, what: str, target: Target) -> tuple:
+def _validated(value: object, what: str, target: Target) -> ExampleInputs:
     try:
-        return _normalize(value)
+        return _normalize(value, target, what)
     except _NotTensors as exc:
         raise InputsError(
             _not_tensors_message(f"{what} in {_where(target)}", exc),
-            hint="example_inputs values must be a tensor, a tuple of tensors, or a "
-                 "zero-argument callable returning one (see README: Example inputs)") from None
+            hint="example_inputs values must be a tensor, a tuple of tensors, a dict of "
+                 "them by argument name, or a zero-argument callable returning one "
+                 "(see README: Example inputs)") from None
 
 
 def _names(target: Target) -> list[str]:
@@ -190,7 +274,7 @@ def _names(target: Target) -> list[str]:
     return names
 
 
-def _from_convention(target: Target) -> tuple | None:
+def _from_convention(target: Target) -> ExampleInputs | None:
     module = target.user_module
     if module is None:
         return None
@@ -221,50 +305,54 @@ def _from_convention(target: Target) -> tuple | None:
         hint="see README: Example inputs")
 
 
-def _from_keywords(target: Target, given: dict) -> tuple:
-    """A dict of keyword inputs as the positional tuple ``forward`` takes."""
+def _signature(target: Target) -> inspect.Signature | None:
     obj = target.obj
     fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
     try:
-        params = [p for p in inspect.signature(fn).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return inspect.signature(fn)
     except (TypeError, ValueError):
-        raise InputsError(f"{target.name} has no readable signature, so inputs given by "
-                          "name cannot be placed", hint="pass a tuple of tensors") from None
-    names = [p.name for p in params]
-    unknown = [k for k in given if k not in names]
-    if unknown:
-        raise InputsError(f"{target.name}'s forward() has no argument "
+        return None
+
+
+def _checked_names(target: Target, inputs: ExampleInputs, what: str) -> ExampleInputs:
+    """Keyword inputs must name arguments of ``forward`` (unless it takes ``**kwargs``),
+    and positional and keyword inputs must not give one argument twice."""
+    if not inputs.kwargs or not callable(target.obj):
+        return inputs
+    sig = _signature(target)
+    if sig is None:
+        return inputs
+    params = sig.parameters
+    takes_any = any(p.kind is p.VAR_KEYWORD for p in params.values())
+    names = [n for n, p in params.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    unknown = [k for k in inputs.kwargs if k not in names]
+    if unknown and not takes_any:
+        raise InputsError(f"{what}: {target.name}'s forward() has no argument "
                           f"{', '.join(map(repr, unknown))}",
                           hint=f"its arguments are: {', '.join(names) or '(none)'}")
-    last = max(names.index(k) for k in given) if given else -1
-    gaps = [n for n in names[:last + 1] if n not in given]
-    if gaps:
-        raise InputsError(f"inputs by name must not leave out earlier arguments of "
-                          f"{target.name}'s forward(): {', '.join(gaps)} missing",
-                          hint="give them too, or pass a tuple of tensors")
-    value = tuple(given[n] for n in names[:last + 1])
     try:
-        return _normalize(value)
-    except _NotTensors as exc:
-        raise InputsError(_not_tensors_message("the inputs", exc),
-                          hint="pass tensors (or nests of tensors)") from None
+        sig.bind(*inputs.args, **inputs.kwargs)
+    except TypeError as exc:
+        raise InputsError(f"{what} do not fit {target.name}'s forward(): {exc}",
+                          hint=f"its arguments are: {', '.join(names) or '(none)'}") from None
+    return inputs
 
 
-def resolve_inputs(target: Target, given: object = None) -> tuple | None:
+def resolve_inputs(target: Target, given: object = None) -> ExampleInputs | None:
     """Example inputs for ``target``: ``given`` or, without it, the file's convention.
 
-    ``given`` is the ``--inputs`` expression (a string), or, from the Python API, a
-    tensor, a tuple/list of tensors, or a dict of ``forward``'s arguments by name.
-    Returns a tuple of positional inputs, or None when there are none.
+    ``given`` is the ``--inputs`` expression (a string), or, from the Python API, what
+    such an expression gives (a tensor, a tuple/list of tensors, a dict of ``forward``'s
+    arguments by name, or a ``(tuple, dict)`` pair) or an :class:`ExampleInputs`.
+    Returns None when there are none.
     """
+    if isinstance(given, ExampleInputs):
+        return given
     if isinstance(given, str):
         return _from_expression(target, given)
-    if isinstance(given, dict):
-        return _from_keywords(target, given)
     if given is not None:
         try:
-            return _normalize(given)
+            return _normalize(given, target)
         except _NotTensors as exc:
             raise InputsError(_not_tensors_message("inputs", exc),
                               hint="pass a tensor, a tuple of tensors, a dict of them by "

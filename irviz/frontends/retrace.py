@@ -15,14 +15,15 @@ import torch
 
 from ..errors import UsageError
 from .capture import Capture, capture
+from .inputs import ExampleInputs
 
 
 @dataclass
 class Retrace:
     """A second trace of the same target on perturbed inputs."""
 
-    inputs: tuple
-    #: what changed, e.g. "x: dim 0 3 -> 4"
+    inputs: ExampleInputs
+    #: what changed, e.g. "x: (3, 4) -> (4, 4)"
     change: str
     capture: Capture | None
     #: why the second trace (or running the first trace on the new inputs) failed
@@ -73,24 +74,44 @@ def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     return torch.randint(0, max(high, 1), shape, dtype=t.dtype, device=t.device)
 
 
-def perturbed_inputs(obj, inputs: tuple, dynamic: dict[str, list[int]]) -> tuple[tuple, str]:
-    """Inputs with the declared dynamic dims (default: dim 0 of every tensor) one larger."""
-    names = _param_names(obj)
-    unknown = sorted(set(dynamic) - set(names))
-    if unknown and names:
+def perturbed_inputs(obj, inputs: ExampleInputs, dynamic: dict[str, list[int]]
+                     ) -> tuple[ExampleInputs, str]:
+    """Inputs with the declared dynamic dims (default: dim 0 of every tensor) one larger.
+
+    A dimension named in ``dynamic`` is a size other inputs share: an ``attention_mask``
+    as long as ``input_ids``. Every dimension of another input with the size a named one
+    had grows with it, so the second trace sees a valid call, not a mismatch of lengths."""
+    params = _param_names(obj)
+    names = [params[i] if i < len(params) else f"input {i}" for i in range(len(inputs.args))]
+    names += list(inputs.kwargs)
+    unknown = sorted(set(dynamic) - set(names) - set(params))
+    if unknown and (params or inputs.kwargs):
         raise UsageError(f"--dynamic-dims names {', '.join(unknown)}, which forward() does "
-                         f"not take", hint=f"forward's arguments: {', '.join(names)}")
-    changed, out = [], []
-    for i, value in enumerate(inputs):
-        name = names[i] if i < len(names) else f"input {i}"
+                         f"not take", hint=f"forward's arguments: {', '.join(params or names)}")
+    values = inputs.flat
+    grow: dict[int, list[int]] = {}
+    shared: set[int] = set()  # sizes of the named dimensions
+    for i, (name, value) in enumerate(zip(names, values)):
         dims = dynamic.get(name, [] if dynamic else [0])
         if isinstance(value, torch.Tensor) and value.dim() > 0 and dims:
-            new = _grow(value, dims)
+            grow[i] = [d % value.dim() for d in dims if -value.dim() <= d < value.dim()]
+            if dynamic:
+                shared |= {value.shape[d] for d in grow[i]}
+    for i, value in enumerate(values):
+        if i in grow or not shared or not isinstance(value, torch.Tensor):
+            continue
+        same = [d for d in range(value.dim()) if value.shape[d] in shared]
+        if same:
+            grow[i] = same
+    changed, out = [], []
+    for i, (name, value) in enumerate(zip(names, values)):
+        if grow.get(i):
+            new = _grow(value, grow[i])
             changed.append(f"{name}: {tuple(value.shape)} -> {tuple(new.shape)}")
             out.append(new)
         else:
             out.append(value)
-    return tuple(out), "; ".join(changed)
+    return inputs.replaced(tuple(out)), "; ".join(changed)
 
 
 def _first(exc: BaseException) -> str:
@@ -118,13 +139,13 @@ def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retr
         return None
     try:
         with torch.no_grad():
-            expected = obj(*new_inputs)
+            expected = first.run_python(new_inputs)
     except Exception as exc:  # the model itself does not take other shapes: nothing to tell
         error = f"running on {change} raised {type(exc).__name__}: {_first(exc)}"
         return Retrace(new_inputs, change, None, error, False)
     try:
         with torch.no_grad():
-            differ = not _same(expected, first.scripted(*new_inputs))
+            differ = not _same(expected, first.run(new_inputs))
     except Exception:  # the Python model runs, the first trace breaks: a shape was baked in
         differ = True
     try:

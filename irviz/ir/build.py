@@ -145,10 +145,11 @@ class _Builder:
             env[params[0].unique()] = _ModuleRef("", root)
             params = params[1:]
         input_ids = []
+        examples = cap.graph_input_examples()
         for i, value in enumerate(params):
             nid = f"in{i}"
             info = value_info(value)
-            example = cap.inputs[i] if cap.inputs is not None and i < len(cap.inputs) else None
+            example = examples[i] if i < len(examples) else None
             if isinstance(example, torch.Tensor) and info["shape"] is None:
                 info = {**tensor_info(example), "type": info["type"]}
             info["name"] = value.debugName().split(".")[0]

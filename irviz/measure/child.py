@@ -85,10 +85,14 @@ def _prepare(payload: dict) -> tuple[Any, Any, tuple]:
                           "in the model file (see README: Example inputs)")
             raise InputsError(f"measuring runs {target.spec}, so it needs example inputs",
                               hint=where)
-        inputs = ()
+        return target, cap, ()
     if isinstance(scripted, torch.jit.ScriptModule):
         scripted.eval()
-    return target, cap, tuple(inputs)
+    # the compiled graph's own inputs, positionally (keyword inputs placed by name)
+    positional = cap.graph_input_examples()
+    while positional and positional[-1] is None:
+        positional.pop()
+    return target, cap, tuple(positional)
 
 
 def _clone(value: Any) -> Any:
