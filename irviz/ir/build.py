@@ -166,6 +166,9 @@ class _Builder:
                         inputs=[self._ref_list(r) for r in outs])
         for value, ref in zip(_ins(graph.return_node()), outs):
             self._connect(ref, "out", value)
+        leaves = cap.adapter.outputs if cap.adapter is not None else None
+        if leaves is not None and leaves.flattened:  # what the model returned, by name
+            self.G.nodes["out"]["output_names"] = list(leaves.names)
         self.G.graph.update(
             name=cap.name, mode=cap.mode, root_class=root_class,
             source_file=str(cap.target.source_file) if cap.target.source_file else None,

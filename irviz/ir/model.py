@@ -35,6 +35,8 @@ Node attributes (all JSON-serialisable):
 ``code``         source line text for control-flow nodes (``if x.sum() > 0:``).
 ``trip_count``   for ``prim::Loop``: an int, or a description of the producer.
 ``task_returns`` for ``prim::fork``: producer ids of the task's result.
+``output_names`` on ``out``, when a trace took the tensors out of a dict or ``ModelOutput``
+                 (:mod:`irviz.frontends.adapters`): each returned tensor's name.
 A call container's ``returns``: the producer ids of each value it returns; every
 container's ``at``: how many nodes precede it in program order.
 

@@ -150,6 +150,8 @@ class Labels:
             callee = self._task_call(node)
             if callee:
                 rows.append(f"→ {callee}")
+        elif kind == "prim::Return" and data.get("output_names"):
+            rows.append(_truncate(", ".join(data["output_names"]), 56))
         shapes = [format_shape(o) for o in data["outputs"]]
         shapes = [s for s in shapes if s]
         if shapes:
