@@ -155,9 +155,10 @@ def main() -> None:
               help="script keeps control flow; trace records one run (needs inputs); auto "
                    "scripts and falls back to trace when scripting fails.")
 @click.option("--inputs", metavar="EXPR",
-              help='Example inputs, a Python expression with torch imported, e.g. '
-                   '"torch.rand(3, 4), torch.rand(3, 4)". Default: the file\'s '
-                   "example_inputs.")
+              help='Example inputs, a Python expression with torch imported: positional '
+                   '("torch.rand(3, 4), torch.rand(3, 4)"), keywords ("dict(input_ids=ids, '
+                   'attention_mask=mask)") or both ("(x,), dict(mask=m)"). Default: the '
+                   "file's example_inputs.")
 @click.option("--depth", type=click.IntRange(min=0), default=None,
               help="Collapse module calls nested deeper than N into one box.  [default: "
                    "no limit]")
