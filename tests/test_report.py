@@ -75,6 +75,47 @@ def test_one_fork_per_branch_one_wait():
     assert a["waits"] == b["waits"] and len(a["waits"]) == 1
 
 
+def _line_of(marker: str) -> int:
+    text = PATTERNS.read_text().splitlines()
+    return next(i for i, line in enumerate(text, 1) if marker in line)
+
+
+def test_a_loop_carried_future_pairs_with_every_wait_it_can_reach():
+    """Software pipelining: the future made before the loop and the one each iteration
+    makes are both waited in the loop (the first iteration / the next one) and after it
+    (a loop may run zero times / the last iteration's)."""
+    view = pattern("pipelined")
+    before, inside = forks(view)
+    in_loop = _line_of("acc = acc + torch.jit.wait(fut)")
+    after = _line_of("return acc + torch.jit.wait(fut)")
+    assert lines(before["wait_sites"]) == [in_loop, after]
+    assert lines(inside["wait_sites"]) == [in_loop, after]
+    # the wait in the body is the previous iteration's: not "waited in the same iteration"
+    region = fork_wait.region(view.graph.nodes[inside["id"]])
+    assert not region.same_iteration and region.overlap
+    assert not fork_wait.unpaired(view.graph).forks
+    waits = [n for n, d in view.graph.nodes(data=True) if d["kind"] == "aten::wait"]
+    assert all(sorted(fork_wait.forks_waited(view.graph.nodes[w])) == sorted(
+        [before["id"], inside["id"]]) for w in waits)
+    # the report's hazards do not call the pipelined fork serialised
+    hazards = build_report([view])["targets"][0]["hazards"]
+    assert not any(h["code"] == "fork-wait-same-iteration" for h in hazards), hazards
+
+
+def test_a_future_passed_through_an_if_pairs_with_the_wait_after_it():
+    outer, in_else = forks(pattern("through_if"))
+    wait = _line_of("return torch.jit.wait(other)")
+    assert lines(outer["wait_sites"]) == [wait] and lines(in_else["wait_sites"]) == [wait]
+
+
+def test_a_fork_waited_in_its_own_iteration_is_still_flagged():
+    view = pattern("same_iteration")
+    [f] = forks(view)
+    assert fork_wait.region(view.graph.nodes[f["id"]]).same_iteration
+    hazards = build_report([view])["targets"][0]["hazards"]
+    assert any(h["code"] == "fork-wait-same-iteration" for h in hazards)
+
+
 def test_future_returned_by_a_callee():
     [f] = forks(pattern("across_calls"))
     assert f["fork_site"]["line"] == 74 and lines(f["wait_sites"]) == [80]

@@ -3,9 +3,18 @@
 Pairing follows the future's dataflow, not adjacency: along every edge that
 carries a ``Future`` (directly or inside a list/tuple), through method
 boundaries (calls are expanded in the IR graph, so a future returned by a
-callee flows straight to the caller's wait), and from a container-mutating op
+callee flows straight to the caller's wait), from a container-mutating op
 (``aten::append(list, fut)``) back to the container's definition, because
-TorchScript keeps using the original list value after an in-place append.
+TorchScript keeps using the original list value after an in-place append, and
+around loops: a future carried by a ``prim::Loop`` (``fut = fork(...)`` before the
+loop, ``wait(fut); fut = nxt`` inside, ``wait(fut)`` after: software pipelining)
+reaches the body's uses from the value it had before the loop and from the one the
+body yields (the next iteration), and the uses after the loop from both (a loop may
+run zero times). The IR graph is a DAG without those back edges; the loop records
+them (``carried`` / ``carried_from``, :mod:`irviz.ir.model`) and the search below
+follows them until nothing new is reached. A wait reached only through the back edge
+of the fork's own loop waits on the previous iteration's task: it does not make the
+fork "waited in the same iteration".
 
 Annotates (its own keys only; structure untouched), read through the accessors below:
 
@@ -104,29 +113,104 @@ def _carries_future(type_str: str | None) -> bool:
     return bool(type_str) and ("Future[" in type_str or "Await[" in type_str)
 
 
-def waits_of(G: nx.DiGraph, fork: str, order: dict[str, int] | None = None) -> list[str]:
-    """Ids of the wait nodes the future of ``fork`` can reach, in graph order."""
-    found: list[str] = []
-    seen = {fork}
-    stack = [fork]
+@dataclass(frozen=True)
+class _LoopEdges:
+    """The back edges of every loop-carried value: who uses it where."""
+
+    #: (loop, index) -> nodes that use the carried value inside the body / after the loop
+    param_users: dict
+    output_users: dict
+    #: producer -> [(loop, index)] of carried values it gives before the loop / yields
+    init_of: dict
+    yield_of: dict
+
+    @classmethod
+    def of(cls, G: nx.DiGraph) -> "_LoopEdges":
+        param_users: dict = {}
+        output_users: dict = {}
+        init_of: dict = {}
+        yield_of: dict = {}
+        for node, data in G.nodes(data=True):
+            for loop, index, where in data.get("carried_from", {}).values():
+                users = param_users if where == "param" else output_users
+                users.setdefault((loop, index), []).append(node)
+            for index, carried in enumerate(data.get("carried", ())):
+                for producer in carried["init"]:
+                    init_of.setdefault(producer, []).append((node, index))
+                for producer in carried["yield"]:
+                    yield_of.setdefault(producer, []).append((node, index))
+        return cls(param_users, output_users, init_of, yield_of)
+
+    def around(self, producer: str) -> list[tuple[str, bool]]:
+        """``(user, next_iteration)`` the carried values ``producer`` gives reach through
+        the loop's back edge (next iteration) or past a loop that ran zero times."""
+        out = []
+        for key in self.init_of.get(producer, ()):
+            out += [(u, False) for u in self.output_users.get(key, ())]
+        for key in self.yield_of.get(producer, ()):
+            out += [(u, True) for u in self.param_users.get(key, ())]
+        return out
+
+
+def _future_edge(G: nx.DiGraph, producer: str, consumer: str) -> bool:
+    if G.has_edge(producer, consumer):
+        return _carries_future(G.edges[producer, consumer].get("type"))
+    return any(_carries_future(o.get("type")) for o in G.nodes[producer]["outputs"])
+
+
+def pairing(G: nx.DiGraph, fork: str, loops: _LoopEdges | None = None
+            ) -> tuple[list[str], set[str]]:
+    """The waits the future of ``fork`` can reach, and those of them it reaches within one
+    iteration of its own loop (not only through that loop's back edge)."""
+    loops = loops or _LoopEdges.of(G)
+    own_loop = _own_loop(G, fork)
+    found: dict[str, bool] = {}   # wait -> reached in the fork's own iteration
+    seen: set[tuple[str, bool]] = {(fork, False)}
+    stack = [(fork, False)]
     while stack:
-        node = stack.pop()
-        for succ in G.successors(node):
-            if succ in seen or not _carries_future(G.edges[node, succ].get("type")):
+        node, later = stack.pop()
+        steps = [(s, later) for s in G.successors(node)
+                 if _carries_future(G.edges[node, s].get("type"))]
+        steps += [(u, later or (nxt and _in_loop(G, u, own_loop)))
+                  for u, nxt in loops.around(node) if _future_edge(G, node, u)
+                  or _carries_future_in(G, u)]
+        for succ, flag in steps:
+            if (succ, flag) in seen:
                 continue
-            seen.add(succ)
+            seen.add((succ, flag))
             kind = G.nodes[succ]["kind"]
             if kind in WAIT_KINDS:
-                found.append(succ)
+                found[succ] = found.get(succ, False) or not flag
                 continue
-            stack.append(succ)
+            stack.append((succ, flag))
             if kind in CONTAINER_WRITES:
                 for producer in G.nodes[succ]["inputs"][0]:
-                    if producer in G and producer not in seen:
-                        seen.add(producer)
-                        stack.append(producer)
+                    if producer in G and (producer, flag) not in seen:
+                        seen.add((producer, flag))
+                        stack.append((producer, flag))
+    return list(found), {w for w, direct in found.items() if direct}
+
+
+def _carries_future_in(G: nx.DiGraph, node: str) -> bool:
+    """Whether ``node`` takes a future among its inputs (a wait, a list of futures)."""
+    return any(_carries_future(G.edges[p, node].get("type")) for p in G.predecessors(node))
+
+
+def _own_loop(G: nx.DiGraph, node: str) -> str | None:
+    blocks = G.graph["blocks"]
+    return next((c for c in level_chain(G, G.nodes[node]["block"])
+                 if blocks[c]["kind"] == LOOP_BODY), None)
+
+
+def _in_loop(G: nx.DiGraph, node: str, loop_body: str | None) -> bool:
+    return loop_body is not None and loop_body in container_chain(G, G.nodes[node]["block"])
+
+
+def waits_of(G: nx.DiGraph, fork: str, order: dict[str, int] | None = None) -> list[str]:
+    """Ids of the wait nodes the future of ``fork`` can reach, in graph order."""
+    reached, _ = pairing(G, fork)
     order = order or program_order(G)
-    return sorted(found, key=order.__getitem__)
+    return sorted(reached, key=order.__getitem__)
 
 
 def program_order(G: nx.DiGraph) -> dict[str, int]:
@@ -192,7 +276,8 @@ def task_callee(G: nx.DiGraph, fork: str) -> str:
     return f"{len(ops)} traced ops"
 
 
-def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -> ForkRegion:
+def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int],
+            direct: set[str] | None = None) -> ForkRegion:
     data = G.nodes[fork]
     blocks = G.graph["blocks"]
     own = level_chain(G, data["block"])
@@ -202,8 +287,9 @@ def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -
     task_nodes = [n for n in G if n.startswith(task_prefix)]
     level = data["subgraph_of"]
     overlap: list[str] = []
+    direct = set(waits) if direct is None else direct
     if waits:
-        start, end = order[fork], order[waits[0]]
+        start, end = order[fork], order[_first_wait(fork, waits, order, direct)]
         dependent = nx.descendants(G, fork)
         for node in G:
             pos = order[node]
@@ -214,13 +300,23 @@ def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int]) -
                 continue
             overlap.append(node)
     same_iteration = bool(loop) and any(loop in container_chain(G, G.nodes[w]["block"])
-                                        for w in waits)
+                                        for w in waits if w in direct)
     return ForkRegion(
         callee=task_callee(G, fork), call=task_call(G, fork),
         instances=loop_multiplicity(G, container_chain(G, data["block"])),
         loop=loop, branch=branch, nested_in=level, task_nodes=task_nodes, overlap=overlap,
         same_iteration=same_iteration,
         overlap_has_work=any(G.nodes[n]["kind"] not in GLUE_KINDS for n in overlap))
+
+
+def _first_wait(fork: str, waits: list[str], order: dict[str, int],
+                direct: set[str] | None = None) -> str:
+    """Where the fork's window ends: its first wait after it in program order, preferring
+    one reached in its own iteration (in a pipelined loop the next wait in the body is the
+    previous iteration's; this task is waited for in the next iteration or after the loop)."""
+    after = [w for w in waits if order[w] > order[fork]]
+    own = [w for w in after if direct is None or w in direct]
+    return (own or after or waits)[0]
 
 
 def annotate_fork_waits(G: nx.DiGraph) -> None:
@@ -230,18 +326,24 @@ def annotate_fork_waits(G: nx.DiGraph) -> None:
         if data["kind"] in WAIT_KINDS:
             data[FORKS] = []
     forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
+    loops = _LoopEdges.of(G)
+    direct: dict[str, set[str]] = {}
     for fork in forks:
-        reached = waits_of(G, fork, order)
-        G.nodes[fork][WAITS] = reached
+        reached, direct[fork] = pairing(G, fork, loops)
+        reached = G.nodes[fork][WAITS] = sorted(reached, key=order.__getitem__)
         for wait in reached:
             G.nodes[wait][FORKS].append(fork)
+    for data in G.nodes.values():
+        if data["kind"] in WAIT_KINDS:
+            data[FORKS].sort(key=order.__getitem__)
     spans = {}
     for fork in forks:
         reached = G.nodes[fork][WAITS]
-        found = G.nodes[fork][REGION] = _region(G, fork, reached, order)
+        found = G.nodes[fork][REGION] = _region(G, fork, reached, order, direct[fork])
         for node in found.overlap:
             G.nodes[node].setdefault(OVERLAPS, []).append(fork)
-        spans[fork] = (order[fork], order[reached[0]] if reached else len(order))
+        spans[fork] = (order[fork], order[_first_wait(fork, reached, order, direct[fork])]
+                       if reached else len(order))
     for fork in forks:  # other tasks of the same thread in flight at the same time
         level, (start, end) = G.nodes[fork]["subgraph_of"], spans[fork]
         G.nodes[fork][REGION].concurrent = [

@@ -55,6 +55,25 @@ def _captured(fork: str, origin: tuple) -> _Captured:
     return ref
 
 
+class _Carried(tuple):
+    """A loop-carried value as its consumers see it: the producers, and which ``loop``'s
+    carried value ``index`` it is, ``where`` ``"param"`` (inside the body: the value of the
+    previous iteration) or ``"output"`` (after the loop). Consumers record it in their
+    ``carried_from`` attribute: the IR stays a DAG, and the loop's back edge stays known."""
+
+    loop: str = ""
+    index: int = -1
+    where: str = ""
+
+
+def _carried(ref: tuple, loop: str, index: int, where: str) -> tuple:
+    if isinstance(ref, _Captured):  # a task input keeps its own record
+        return ref
+    out = _Carried(ref)
+    out.loop, out.index, out.where = loop, index, where
+    return out
+
+
 def _merge(refs: list) -> tuple:
     """The producers of a value that comes from one of several branches."""
     merged: list[str] = []
@@ -238,6 +257,10 @@ class _Builder:
                     if isinstance(r, _Captured) and r.origin}
         if captured:
             self.G.nodes[nid]["captured"] = captured
+        carried = {str(i): [r.loop, r.index, r.where] for i, r in enumerate(refs)
+                   if isinstance(r, _Carried)}
+        if carried:
+            self.G.nodes[nid]["carried_from"] = carried
         for value, ref in zip(inputs, refs):
             self._connect(ref, nid, value)
         for out in outputs:
@@ -379,12 +402,18 @@ class _Builder:
                      extra={"code": source_line(source), "trip_count": trip_count})
         body = next(iter(node.blocks()))
         cid = self._container(f"{nid}/b0", "loop.body", block, owner=nid, label="body")
-        for param in _outs(body.paramNode()):
-            env[param.unique()] = (nid,)
+        for j, param in enumerate(_outs(body.paramNode())):  # 0: the iteration count
+            env[param.unique()] = _carried((nid,), nid, j - 1, "param") if j else (nid,)
         self._walk_nodes(_nodes_of(body.returnNode()), env, f"{cid}/", cid, scope, fork, depth)
         carried = [self._lookup(env, v) for v in _ins(body.returnNode())[1:]]
-        for value, ref in zip(_outs(node), carried):
-            env[value.unique()] = ref if isinstance(ref, tuple) and ref else (nid,)
+        initial = [self._lookup(env, v) for v in _ins(node)[2:]]
+        self.G.nodes[nid]["carried"] = [
+            {"init": self._ref_list(i) if isinstance(i, tuple) else [],
+             "yield": self._ref_list(y) if isinstance(y, tuple) else []}
+            for i, y in zip(initial, carried)]
+        for j, (value, ref) in enumerate(zip(_outs(node), carried)):
+            base = ref if isinstance(ref, tuple) and ref else (nid,)
+            env[value.unique()] = _carried(base, nid, j, "output")
 
     def _fork(self, node, nid, env, block, scope, fork, depth):
         args = _ins(node)

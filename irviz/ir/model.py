@@ -35,6 +35,13 @@ Node attributes (all JSON-serialisable):
 ``code``         source line text for control-flow nodes (``if x.sum() > 0:``).
 ``trip_count``   for ``prim::Loop``: an int, or a description of the producer.
 ``task_returns`` for ``prim::fork``: producer ids of the task's result.
+``carried``      for ``prim::Loop``: per carried value, ``{"init": producers before the
+                 loop, "yield": producers at the end of the body}``.
+``carried_from`` input index (str) -> ``[loop, carried index, "param" | "output"]`` for
+                 inputs that are a loop-carried value (inside the body: the previous
+                 iteration's; after the loop: the last one's). The graph stays a DAG; these
+                 two keep the loop's back edge for the analyses that need it (fork/wait
+                 pairing through loop-carried futures).
 ``output_names`` on ``out``, when a trace took the tensors out of a dict or ``ModelOutput``
                  (:mod:`irviz.frontends.adapters`): each returned tensor's name.
 A call container's ``returns``: the producer ids of each value it returns; every

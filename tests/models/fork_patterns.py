@@ -106,6 +106,25 @@ class ForkModule(torch.nn.Module):
         return torch.jit.wait(fa) + torch.jit.wait(fb)
 
 
+def pipelined(x):
+    fut = torch.jit.fork(foo, x)  # waited in the loop (first iteration) or after it (none)
+    acc = torch.zeros_like(x)
+    for i in range(3):
+        nxt = torch.jit.fork(bar, x + i)  # waited in the next iteration, or after the loop
+        acc = acc + torch.jit.wait(fut)
+        fut = nxt
+    return acc + torch.jit.wait(fut)
+
+
+def through_if(x):
+    fut = torch.jit.fork(foo, x)  # passed through an if: reaches the one wait
+    if bool(x.sum() > 0):
+        other = fut
+    else:
+        other = torch.jit.fork(bar, x)
+    return torch.jit.wait(other)
+
+
 example_inputs = {name: (lambda: (torch.rand(4, 8),)) for name in [
     "direct", "immediate", "in_list", "dynamic_loop", "same_iteration", "nested",
-    "in_branch", "across_calls", "escapes", "ForkModule"]}
+    "in_branch", "across_calls", "escapes", "ForkModule", "pipelined", "through_if"]}
