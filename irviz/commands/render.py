@@ -6,8 +6,10 @@ import time
 import warnings
 from dataclasses import dataclass
 
+from ..errors import CaptureError
 from ..exits import INTERNAL_ERROR, fail
 from ..output import RENDER_FORMATS, output_paths, output_stem
+from ..paths import display_path
 from ..progress import Stages
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
@@ -82,15 +84,16 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
     with model_output_to_stderr():
         if gate is not None:
             findings = gate.apply(workspace.lint(target).found).kept
-        view = workspace.view(target, request.mode, options, findings=findings)
-    for d in findings or ():
-        console.say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
+        try:
+            view = workspace.view(target, request.mode, options, findings=findings)
+        except CaptureError as exc:  # what torch warned before it failed, then the error
+            _say_findings(console, findings)
+            _say_warnings(console, getattr(exc, "warnings", None) or ())
+            raise
+    _say_findings(console, findings)
     for note in view.capture.notes:
         console.say(f"note: {target.spec}: {note}")
-    for w in view.capture.warnings:
-        inside = f" (raised inside torch/{w.origin})" if w.origin else ""
-        console.say(f"{w.filename}:{w.lineno}: {w.category}{inside}: "
-                    f"{w.message.splitlines()[0]}")
+    _say_warnings(console, view.capture.warnings)
     if request.fmt == "json":
         with stages.stage("json"):
             data = view.json().encode("utf-8")
@@ -113,6 +116,24 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
                     f"{view.capture.mode}, {time.perf_counter() - started:.2f} s)")
     if request.verbose:
         Console.always(f"{target.spec}: {stages.summary()}")
+
+
+def _say_findings(console: Console, findings) -> None:
+    for d in findings or ():
+        console.say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
+        for path, line, message in d.related:
+            console.say(f"    {message} {path}:{line}")
+
+
+def _say_warnings(console: Console, captured) -> None:
+    """``file.py:11: TracerWarning: ...`` for each warning torch raised while capturing;
+    one located in a library the model's file calls also names that call."""
+    for w in captured:
+        inside = f" (raised inside torch/{w.origin})" if w.origin else ""
+        site = getattr(w, "called_from", None)
+        called = f" (called from {display_path(site[0])}:{site[1]})" if site else ""
+        console.say(f"{w.filename}:{w.lineno}{called}: {w.category}{inside}: "
+                    f"{w.message.splitlines()[0]}")
 
 
 def _html(request, view, dot_text, engine, stages, console, target) -> bytes:

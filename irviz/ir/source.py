@@ -87,6 +87,12 @@ def _traced_frames(text: str):
         yield path, int(m.group(2))
 
 
+def traced_stack(text: str) -> list[tuple[str, int]]:
+    """``(path, line)`` of each frame of a traced node's source range, innermost first
+    (``[]`` for a scripted node's range)."""
+    return [] if _SCRIPTED.match(text) else list(_traced_frames(text))
+
+
 def split_location(location: str) -> tuple[str, int, int]:
     """``"f.py:12:5"`` -> ``("f.py", 12, 5)``."""
     path, line, col = location.rsplit(":", 2)

@@ -28,6 +28,11 @@ class Diagnostic:
     JSON and SARIF regions. ``path`` is kept as given (the formatters decide how to
     show it). ``target`` names the model the finding is about (``"MyCell"``), and
     ``layers`` which detection layers (:data:`LAYERS`) found it.
+
+    ``related`` are other places that explain the finding, each ``(path, line,
+    message)``: for a finding inside a library the model calls into, the line of the
+    user's own file that called it (``("model.py", 31, "called from")``). Given as
+    ``{"path", "line", "message"}`` dicts (the JSON form) they are read the same way.
     """
 
     code: str
@@ -42,6 +47,7 @@ class Diagnostic:
     target: str | None = None
     layers: tuple[str, ...] = ()
     hint: str | None = None
+    related: tuple[tuple[str, int, str], ...] = ()
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -54,6 +60,7 @@ class Diagnostic:
                              f"valid layers: {', '.join(LAYERS)}")
         # a list passed by a caller would make the frozen record unhashable
         object.__setattr__(self, "layers", layers)
+        object.__setattr__(self, "related", _related(self.code, self.related))
 
     def to_dict(self) -> dict:
         """The JSON form (``irviz lint --format json``); keys in a fixed order."""
@@ -70,8 +77,39 @@ class Diagnostic:
             "target": self.target,
             "layers": list(self.layers),
             "hint": self.hint,
+            "related": [{"path": path, "line": line, "message": message}
+                        for path, line, message in self.related],
         }
+
+    def with_related(self, *related) -> "Diagnostic":
+        """This finding with ``related`` locations added (those it has already kept once,
+        in their order)."""
+        merged = tuple(dict.fromkeys(self.related + _related(self.code, related)))
+        if merged == self.related:
+            return self
+        from dataclasses import replace
+
+        return replace(self, related=merged)
 
     def sort_key(self) -> tuple:
         """Report order: by file, then position, then code."""
         return (self.path, self.line, self.column, self.code)
+
+
+def _related(code: str, items) -> tuple[tuple[str, int, str], ...]:
+    """``items`` as ``(path, line, message)`` tuples (from tuples or JSON dicts)."""
+    out = []
+    for item in items or ():
+        if isinstance(item, dict):
+            item = (item.get("path"), item.get("line"), item.get("message"))
+        try:
+            path, line, message = item
+        except (TypeError, ValueError):
+            raise ValueError(f"{code}: a related location is (path, line, message), "
+                             f"got {item!r}") from None
+        if not isinstance(path, str) or not isinstance(line, int) or isinstance(line, bool) \
+                or not isinstance(message, str):
+            raise ValueError(f"{code}: a related location is (path: str, line: int, "
+                             f"message: str), got {item!r}")
+        out.append((path, line, message))
+    return tuple(dict.fromkeys(out))

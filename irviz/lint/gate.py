@@ -10,7 +10,8 @@ everywhere. In order:
    ``select``/``ignore``/``extend-select`` (ruff's semantics, the longer prefix wins);
 3. ``per-file-ignores`` of ``[tool.irviz]``;
 4. ``# noqa`` comments (counted as suppressed);
-5. one finding per rule and line (two models of one file share their source lines);
+5. one finding per rule and line (two models of one file share their source lines; the
+   ``related`` call sites of all of them are kept);
 6. sorted by path, line, column and code.
 """
 from __future__ import annotations
@@ -86,5 +87,8 @@ class Gate:
         kept, suppressed = filter_suppressed(kept)
         unique: dict[tuple, Diagnostic] = {}
         for d in kept:
-            unique.setdefault((d.code, d.path, d.line), d)
+            key = (d.code, d.path, d.line)
+            first = unique.setdefault(key, d)
+            if first is not d and d.related:  # each model's call site into a shared line
+                unique[key] = first.with_related(*d.related)
         return Passed(sorted(unique.values(), key=lambda d: d.sort_key()), suppressed)

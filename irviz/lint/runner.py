@@ -22,7 +22,9 @@ run is dropped (:func:`_report_source`).
 from __future__ import annotations
 
 import fnmatch
+import functools
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,7 +37,7 @@ from ..analyses.graph_diff import first_divergence, script_trace_divergence
 from ..config import Config
 from ..paths import display_path
 from ..errors import CaptureError, IrvizError, ModelLoadError
-from ..frontends.capture import Capture, forward_source
+from ..frontends.capture import Capture, CapturedWarning, forward_source
 from ..frontends.loader import Target
 from ..frontends.retrace import parse_dynamic_dims, retrace
 from .diagnostic import Diagnostic
@@ -131,6 +133,14 @@ class _Findings:
         self.found[key] = rule.diagnostic(
             path=path, line=int(line), column=int(col or 1), end_line=end_line,
             end_column=end_col, target=self.target.name, layers=(layer,), **fields)
+
+    def relate(self, code: str, location: tuple, related: Iterable[tuple]) -> None:
+        """Add ``related`` ``(path, line, message)`` places to the finding ``code`` has at
+        ``location`` (the user's line that called into a library, say)."""
+        related = tuple(related)
+        key = (code, display_path(location[0]), int(location[1]))
+        if related and key in self.found:
+            self.found[key] = self.found[key].with_related(*related)
 
 
 def _with_layers(d: Diagnostic, layers: tuple) -> Diagnostic:
@@ -253,29 +263,150 @@ def _report_source(facts: list, ran: _RanLines | None, findings: _Findings,
                          "example inputs never ran left out")
 
 
-def _tracer_layer(cap: Capture, findings: _Findings) -> None:
-    forward = _forward_location(cap.target)
-    for w in cap.warnings:
+def _tracer_layer(target: Target, warnings: Iterable[CapturedWarning],
+                  findings: _Findings) -> None:
+    """A finding for every TracerWarning torch raised while tracing ``target`` (a failed
+    trace's warnings too: :attr:`CaptureError.warnings`), at the line it is attributed to.
+    One raised in another file than the model's (a library the model calls into) also
+    names the line of the model's file that called it (``related``: "called from")."""
+    forward = _forward_location(target)
+    for w in warnings:
         if w.category != "TracerWarning":
             continue
         text = w.message.splitlines()[0]
+        related = _called_from(w)
         if w.origin is not None:
             findings.report(LibraryTracerWarning, (w.filename, w.lineno), "trace",
                             origin=w.origin, text=text)
+            findings.relate(LibraryTracerWarning.code, (w.filename, w.lineno), related)
             continue
         rule = next((r for prefix, r in TRACER_RULES if w.message.startswith(prefix)),
                     UnclassifiedTracerWarning)
         location = (w.filename, w.lineno) if w.in_user_code else forward
         if location is None:
             continue
+        if location != (w.filename, w.lineno):
+            related = ()  # the forward of the model's own file: called from nowhere else
         path = display_path(location[0])
         if rule in CONFIRM_ONLY and (rule.code, path, location[1]) not in findings.found:
             continue
         seen_here = {c for (c, p, line) in findings.found if (p, line) == (path, location[1])
                      and c.startswith("IRV1")}
         if seen_here and rule.code not in seen_here:  # the source layer named the cause
+            for code in seen_here:  # and the call that led there is the warning's
+                findings.relate(code, location, related)
             continue
         findings.report(rule, location, "trace", expr=_code_at(location), text=text)
+        findings.relate(rule.code, location, related)
+
+
+def _called_from(w: CapturedWarning) -> tuple[tuple[str, int, str], ...]:
+    """The warning's ``called_from`` as a related location, or none."""
+    site = getattr(w, "called_from", None)
+    return ((display_path(site[0]), int(site[1]), "called from"),) if site else ()
+
+
+class _CallSites:
+    """Which line of the model's file led into each line of other files a trace ran, read
+    from the Python stack torch keeps on every traced node (innermost first): the
+    innermost frame in the model's file is the call, the frames inside it the lines it
+    led to."""
+
+    def __init__(self, cap: Capture, user_file: str):
+        self._user = _real_path(user_file)
+        self._lines: dict[str, dict[int, dict[tuple[str, int], None]]] = {}
+        try:
+            graph = cap.scripted.inlined_graph
+        except (AttributeError, RuntimeError):
+            return
+        from ..ir.source import traced_stack
+
+        known: dict[str, tuple[str, bool]] = {}  # path -> (real path, watched)
+        for text in {_range(node) for node in _all_nodes(graph)} - {""}:
+            frames = traced_stack(text)
+            for path, _ in frames:
+                if path not in known:
+                    known[path] = (_real_path(path), _watched(path))
+            user = next((i for i, (path, _) in enumerate(frames)
+                         if known[path][0] == self._user), None)
+            if not user:  # no frame of the model's file, or the node is its own line
+                continue
+            site = frames[user]
+            for path, line in frames[:user]:
+                real, watched = known[path]
+                if watched:  # not torch's, irviz's or the standard library's
+                    self._lines.setdefault(real, {}).setdefault(line, {})[site] = None
+
+    def of(self, path: str, line: int) -> list[tuple[str, int]]:
+        """The calls in the model's file that led into the function around ``path:line``
+        (its own line when it is in no function); ``[]`` when the trace shows none."""
+        real = _real_path(path)
+        lines = self._lines.get(real)
+        if not lines or real == self._user:
+            return []
+        first, last = _function_around(path, line)
+        sites: dict[tuple[str, int], None] = {}
+        for number in sorted(n for n in lines if first <= n <= last):
+            sites.update(lines[number])
+        return sorted(sites, key=lambda s: (s[0], s[1]))
+
+
+def _range(node) -> str:
+    try:
+        return node.sourceRange()
+    except RuntimeError:
+        return ""
+
+
+def _all_nodes(graph):
+    for node in graph.nodes():
+        yield node
+        for block in node.blocks():
+            yield from _all_nodes(block)
+
+
+def _function_around(path: str, line: int) -> tuple[int, int]:
+    """``(first, last)`` line of the innermost function of ``path`` holding ``line``;
+    ``(line, line)`` at module level or when the file cannot be read."""
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return line, line
+    around = [(first, last) for first, last in _functions(path, stamp)
+              if first <= line <= last]
+    return max(around) if around else (line, line)
+
+
+@functools.lru_cache(maxsize=64)
+def _functions(path: str, stamp: int) -> tuple[tuple[int, int], ...]:
+    """``(first, last)`` line of every function defined in ``path`` (as of ``stamp``, its
+    modification time)."""
+    import ast
+
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return ()
+    return tuple((node.lineno, node.end_lineno or node.lineno) for node in ast.walk(tree)
+                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
+
+
+def _add_call_sites(run: TargetRun, findings: _Findings) -> None:
+    """Findings in other files than the model's own (a library it wraps) that no layer
+    related yet get the model's lines whose calls led there, when the trace shows them."""
+    user_file = run.target.source_file
+    if run.trace is None or user_file is None or run.target.kind not in ("module",
+                                                                         "function"):
+        return
+    user = _real_path(str(user_file))
+    outside = [key for key, d in findings.found.items()
+               if not d.related and _real_path(d.path) != user]
+    if not outside:
+        return
+    sites = _CallSites(run.trace, str(user_file))
+    for code, path, line in outside:
+        related = [(display_path(p), n, "called from") for p, n in sites.of(path, line)]
+        findings.relate(code, (path, line), related)
 
 
 #: modules whose behaviour differs between train() and eval()
@@ -423,6 +554,7 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
         return run
     inputs = workspace.inputs_for(target)
     script_error: CaptureError | None = None
+    failed_trace_warnings: list[CapturedWarning] = []
     if options.mode in ("both", "script"):
         try:
             run.script = workspace.capture(target, "script")
@@ -438,11 +570,14 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
                 run.trace = workspace.capture(target, "trace")
                 run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
             except CaptureError as exc:
+                # what torch warned before the trace failed is reported like a trace's
+                failed_trace_warnings = list(getattr(exc, "warnings", None) or ())
                 where = _split(_location_in(exc)) or _forward_location(target)
                 explained = any(f.rule is DictOrNonTensorOutput for f in facts)
                 if where and not explained:  # a dict output: the source layer said why
                     findings.report(TraceFailed, where, "trace",
                                     text=_first_line(exc.message.split(": ", 1)[-1]))
+                    findings.relate(TraceFailed.code, where, _called_from_in(exc))
     if script_error is not None and run.trace is None:
         # a model deployed by tracing need not script; report it when scripting is the way
         where = _split(_location_in(script_error)) or _forward_location(target)
@@ -450,8 +585,10 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
             findings.report(NotScriptable, where, "script-vs-trace",
                             text=_first_line(script_error.message.split(": ", 1)[-1]))
     _report_source(facts, _RanLines.of(run.trace, run.script), findings, run)
-    if run.trace is not None:
-        _tracer_layer(run.trace, findings)
+    if run.trace is None:
+        _tracer_layer(target, failed_trace_warnings, findings)
+    else:
+        _tracer_layer(target, run.trace.warnings, findings)
         _ir_layer(target, run.trace_graph, findings)
         if run.script_graph is not None:
             _divergence_layer(run, findings)
@@ -460,6 +597,7 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
         _hazard_layer(run.script_graph if run.script_graph is not None else run.trace_graph,
                       findings)
         _traced_submodules(run, findings)
+    _add_call_sites(run, findings)
     run.found = list(findings.found.values())
     return run
 
@@ -471,10 +609,20 @@ def _first_line(text: str, width: int = 120) -> str:
 
 def _location_in(exc: CaptureError) -> str | None:
     """``path:line:1`` from a capture error's " at path:line" (the user's frame)."""
-    import re
-
-    m = re.search(r" at (.+?):(\d+)(?::|$)", exc.message)
+    m = _AT.search(exc.message)
     return f"{m.group(1)}:{m.group(2)}:1" if m else None
+
+
+#: " at lib.py:12" or " at lib.py:12 (called from model.py:31)", then ":" or the end
+_AT = re.compile(r" at (.+?):(\d+)(?: \(called from (.+?):(\d+)\))?(?::|$)")
+
+
+def _called_from_in(exc: CaptureError) -> tuple[tuple[str, int, str], ...]:
+    """The user's call site a capture error names (" (called from model.py:31)")."""
+    m = _AT.search(exc.message)
+    if m and m.group(3):
+        return ((m.group(3), int(m.group(4)), "called from"),)
+    return ()
 
 
 def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:

@@ -23,7 +23,7 @@ from ..lint.diagnostic import Diagnostic
 from ..lint.registry import Rule, rule_markdown, rule_text, sections, summary
 
 __all__ = ["format_text", "format_json", "format_sarif", "format_github", "FORMATTERS",
-           "SARIF_SCHEMA", "INFORMATION_URI"]
+           "SARIF_SCHEMA", "INFORMATION_URI", "related_lines"]
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 INFORMATION_URI = "https://pypi.org/project/irviz/"
@@ -57,6 +57,7 @@ def _printable(text: str, keep: str = "") -> str:
 def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
                 tool_version: str = "", show_hints: bool = True) -> str:
     """``path:line:col: CODE message`` per finding (flake8's default), then an indented
+    line per related location (``    called from model.py:31``) and an indented
     ``hint: ...`` line when ``show_hints``; paths as given. Control characters (newlines
     included) are written as escapes, so a finding is one line and a terminal shows
     every character rather than acting on it."""
@@ -64,9 +65,16 @@ def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = ()
     for d in diags:
         out.append(f"{_printable(d.path)}:{d.line}:{d.column}: {d.code} "
                    f"{_printable(d.message)}\n")
+        for line in related_lines(d):
+            out.append(f"    {_printable(line)}\n")
         if show_hints and d.hint:
             out.append(f"    hint: {_printable(d.hint)}\n")
     return "".join(out)
+
+
+def related_lines(d: Diagnostic) -> list[str]:
+    """``called from model.py:31`` for each of the finding's related locations."""
+    return [f"{message} {path}:{line}" for path, line, message in d.related]
 
 
 def format_json(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
@@ -111,7 +119,8 @@ def format_github(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = 
         props.append(("title", f"{d.code} {d.name}"))
         joined = ",".join(f"{key}={_escape_property(value)}" for key, value in props)
         level = _GITHUB_LEVELS.get(d.severity, "warning")
-        out.append(f"::{level} {joined}::{_escape_data(d.message)}\n")
+        text = "\n".join([d.message, *related_lines(d)])
+        out.append(f"::{level} {joined}::{_escape_data(text)}\n")
     return "".join(out)
 
 
@@ -126,6 +135,15 @@ def _artifact_location(path: str) -> dict:
         # the file name's bytes, percent-encoded (os.fsencode: undecodable bytes too)
         return {"uri": quote(os.fsencode(relative), safe="/"), "uriBaseId": "%SRCROOT%"}
     return {"uri": Path(os.path.abspath(path)).as_uri()}
+
+
+def _related_location(index: int, path: str, line: int, message: str) -> dict:
+    """A SARIF ``location`` (§3.28) for a related place: ``relatedLocations`` of a result
+    (§3.27.22), with the id its message could link to and what it is (``called from``)."""
+    physical: dict = {"artifactLocation": _artifact_location(path)}
+    if line >= 1:
+        physical["region"] = {"startLine": line}
+    return {"id": index, "physicalLocation": physical, "message": {"text": message}}
 
 
 def _region(d: Diagnostic) -> dict | None:
@@ -205,7 +223,8 @@ def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (
     counts: Counter = Counter()
     results = []
     for d in diags:
-        text = d.message + (f"\nhint: {d.hint}" if d.hint else "")
+        text = "\n".join([d.message, *related_lines(d)]) + (
+            f"\nhint: {d.hint}" if d.hint else "")
         physical = {"artifactLocation": _artifact_location(d.path)}
         region = _region(d)
         if region:
@@ -218,6 +237,9 @@ def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (
             "locations": [{"physicalLocation": physical}],
             "partialFingerprints": {"irviz/v1": _fingerprint(d, counts)},
         }
+        if d.related:
+            result["relatedLocations"] = [_related_location(i, *r)
+                                          for i, r in enumerate(d.related, 1)]
         properties = {}
         if d.target:
             properties["target"] = d.target
