@@ -30,13 +30,14 @@ _CONFIG_DEFAULTS = {
     "depth": ("depth", {"render": None}),
     "format": ("fmt", {"lint": None}),
     "dynamic_dims": ("dynamic_dims", {"lint": None}),
+    "show_unconfirmed": ("show_unconfirmed", {"lint": None}),
 }
 
 
 def _config_start(ctx: click.Context) -> Path:
     """Where the config search starts: the first target's directory, else the cwd."""
-    specs = ctx.params.get("targets") or ([ctx.params["target"]]
-                                          if ctx.params.get("target") else [])
+    first_spec = ctx.params.get("target") or ctx.params.get("left")
+    specs = ctx.params.get("targets") or ([first_spec] if first_spec else [])
     if specs:
         first = Path(str(specs[0]).split(":", 1)[0])
         if first.exists():
@@ -229,14 +230,18 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
                    "tensor input.")
 @click.option("--no-exec", is_flag=True,
               help="Do not run the model: only the source (AST) checks.")
+@click.option("--show-unconfirmed", is_flag=True, default=None,
+              help="Also show source findings in installed libraries that no run confirms "
+                   "(metadata and self.training branches, side effects). [default: left "
+                   "out and counted in a note, or `show-unconfirmed` in [tool.irviz]]")
 @click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_config_option
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, inputs,
-         dynamic_dims, no_exec, no_hints, quiet, debug, config_path, isolate, timeout,
-         memory_limit):
+         dynamic_dims, no_exec, show_unconfirmed, no_hints, quiet, debug, config_path,
+         isolate, timeout, memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
@@ -248,7 +253,8 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, i
     _run("lint", "LintRequest", debug, inputs, targets=tuple(targets), select=_codes(select),
          ignore=_codes(ignore), extend_select=_codes(extend_select), fmt=fmt or "text",
          output=output, exit_zero=exit_zero, mode=mode, dynamic_dims=list(dynamic_dims),
-         no_exec=no_exec, no_hints=no_hints, quiet=quiet)
+         no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed), no_hints=no_hints,
+         quiet=quiet)
 
 
 @main.command("rule")
@@ -314,6 +320,43 @@ def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet,
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("report", "ReportRequest", debug, inputs, target=target, output=output, fmt=fmt,
          mode=mode, inputs=inputs, measure=measure, trace_out=trace_out, engine=engine,
+         quiet=quiet)
+
+
+@main.command()
+@click.argument("left", is_eager=True)
+@click.argument("right", required=False)
+@click.option("--left-mode", type=click.Choice(["script", "trace", "auto"]), default="script",
+              show_default=True, help="How to capture LEFT (see `irviz render --mode`).")
+@click.option("--right-mode", type=click.Choice(["script", "trace", "auto"]),
+              default="script", show_default=True, help="How to capture RIGHT.")
+@click.option("--inputs", metavar="EXPR",
+              help="Example inputs for both sides (see `irviz render`). Default: each "
+                   "file's example_inputs.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "svg", "html"]),
+              default="text", show_default=True,
+              help="text (a unified-diff-like summary per module), json, or one picture of "
+                   "both graphs (svg, or html with a left / right / both toggle).")
+@click.option("-o", "--output", metavar="PATH",
+              help="Write here (- for stdout). Default: text and JSON to stdout, pictures "
+                   "to STEM.NAME.diff.svg|html in the current directory.")
+@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+              show_default=True, help="Graphviz engine for svg/html.")
+@click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print the diff and errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_config_option
+def diff(left, right, left_mode, right_mode, inputs, fmt, output, engine, verbose, quiet,
+         debug, config_path):
+    """Show what changed between two graphs: LEFT and RIGHT (default: LEFT again).
+
+    Each side is any target irviz loads (FILE.py:NAME, FILE.py:factory(), a .pt archive)
+    naming one model. `irviz diff m.py:MyCell --left-mode script --right-mode trace` shows
+    what the trace lost. Nodes are matched on module, kind and source line, not on
+    TorchScript's %names. Exit code: 0 equal, 1 different, 2 could not run.
+    """
+    _run("diff", "DiffRequest", debug, inputs, left=left, right=right, left_mode=left_mode,
+         right_mode=right_mode, fmt=fmt, output=output, engine=engine, verbose=verbose,
          quiet=quiet)
 
 

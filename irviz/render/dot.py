@@ -23,13 +23,15 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from ..analyses.fork_wait import WAITS, overlapping, waits
+from ..analyses.graph_match import DIFF, diff_status
 from ..analyses.parallelism import is_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels
 from .plan import DrawPlan, Drawn, RenderOptions, plan_view
-from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, EDGE_STYLE, FINDING, FONT, GHOST_NODE,
-                    NODE_STYLE, OVERLAP_FILL, PLACEHOLDER_TEXT, node_category)
+from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, DIFF_CLUSTER, DIFF_EDGE, DIFF_NODE,
+                    EDGE_STYLE, FINDING, FONT, GHOST_NODE, NODE_STYLE, OVERLAP_FILL,
+                    PLACEHOLDER_TEXT, node_category)
 
 #: at most this many invisible edges hold one stage below the stage before it
 MAX_STAGE_ENTRIES = 24
@@ -129,8 +131,37 @@ class _DotWriter:
             attrs["fillcolor"] = OVERLAP_FILL
             classes.append("irviz-overlap")
         self._highlight(attrs, classes, node, is_critical(data))
+        self._diff(attrs, classes, diff_status(data))
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")
+
+    @staticmethod
+    def _diff(attrs: dict, classes: list[str], status: str | None) -> None:
+        """An ``irviz diff`` union graph's status, drawn on top of everything else."""
+        if status is None:
+            return
+        attrs.update(DIFF_NODE[status])
+        classes.append(f"irviz-diff-{status}")
+
+    def _members_status(self, drawn: str, cid: str | None) -> str | None:
+        """The diff status of a box or roll node: its container's when one side only has
+        it, else ``changed`` when anything drawn inside it changed, else ``same``."""
+        if cid is not None:
+            status = diff_status(self.blocks[cid])
+            if status is None:
+                return None
+            if status != "same":
+                return status
+        found = "same"
+        for n in self.plan.members.get(drawn, ()):
+            data = self.G.nodes[n]
+            status = diff_status(data)
+            if status is None:
+                return None
+            if status != "same" and not data.get("hidden"):
+                found = "changed"
+                break
+        return found
 
     def _emit_box(self, cid: str, indent: str) -> None:
         box = f"box:{cid}"
@@ -142,6 +173,9 @@ class _DotWriter:
         # a finding on a box is shown by its label and tooltip, not its border
         self._highlight(attrs, classes, box, self._any_critical(self.plan.members.get(box, ())),
                         finding=False)
+        self._diff(attrs, classes, self._members_status(box, cid))
+        if attrs.get("style", "").startswith("rounded"):  # a module box keeps its shape
+            attrs["style"] = attrs["style"].replace("rounded,", "")
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(box)} {_attrs(attrs)};")
 
@@ -152,6 +186,9 @@ class _DotWriter:
                      **{"class": "irviz-module irviz-rolled"})
         classes = ["irviz-module", "irviz-rolled"]
         self._highlight(attrs, classes, rid, self._any_critical(self.plan.members.get(rid, ())))
+        self._diff(attrs, classes, self._members_status(rid, None))
+        if attrs.get("style", "").startswith("rounded"):
+            attrs["style"] = attrs["style"].replace("rounded,", "")
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(rid)} {_attrs(attrs)};")
 
@@ -162,10 +199,12 @@ class _DotWriter:
         self.lines.append(f"{indent}{_q(name)} {_attrs(attrs)};")
 
     def _cluster_head(self, cid: str, kind: str, label: str, tooltip: str, indent: str,
-                      frozen: bool = False) -> None:
+                      frozen: bool = False, diff: str | None = None) -> None:
         style = dict(CLUSTER_STYLE[kind])
         if frozen:
             style.update(CLUSTER_STYLE["frozen"])
+        if diff in DIFF_CLUSTER:  # a container of one side only (irviz diff)
+            style.update(DIFF_CLUSTER[diff], **{"class": f"irviz-diff-{diff}"})
         self.lines.append(f"{indent}subgraph {_q('cluster_' + cid)} {{")
         attrs = {"label": label, "tooltip": tooltip, "fontsize": "10", "labeljust": "l",
                  "margin": "8", "id": f"irviz:cluster:{cid}", **style}
@@ -177,7 +216,7 @@ class _DotWriter:
         info = self.blocks[cid]
         label, tooltip = self.labels.call_cluster(cid)
         self._cluster_head(cid, info["kind"], label, tooltip, indent,
-                           frozen=bool(info.get("irviz.frozen")))
+                           frozen=bool(info.get("irviz.frozen")), diff=diff_status(info))
         self._emit_container(cid, indent + "  ")
         if self._first_drawn(cid) is None:  # e.g. a traced module that only returned its input
             self._placeholders[cid] = cid + "/empty"
@@ -188,12 +227,13 @@ class _DotWriter:
         node = item.id
         kind = {"prim::If": "if", "prim::Loop": "loop"}.get(self.G.nodes[node]["kind"], "fork")
         label, tooltip = self.labels.control_frame(node)
-        self._cluster_head(f"ctl:{node}", kind, label, tooltip, indent)
+        self._cluster_head(f"ctl:{node}", kind, label, tooltip, indent,
+                           diff=diff_status(self.G.nodes[node]))
         self._emit_node(node, indent + "  ")
         for cid in item.blocks:
             block_label, block_tooltip = self.labels.block(cid)
             self._cluster_head(cid, self.blocks[cid]["kind"], block_label, block_tooltip,
-                               indent + "  ")
+                               indent + "  ", diff=diff_status(self.blocks[cid]))
             self._emit_container(cid, indent + "    ")
             first = self._first_drawn(cid)
             if first is None:
@@ -237,6 +277,9 @@ class _DotWriter:
             seen.add((ru, rv))
             attrs = dict(EDGE_STYLE[_edge_kind(data)])
             attrs["tooltip"] = self.labels.edge_tooltip(data)
+            status = data.get(DIFF)
+            if status is not None:  # irviz diff: an edge of one side only, or of both
+                attrs.update(DIFF_EDGE[status], **{"class": f"irviz-diff-{status}"})
             src = ru
             if position.get(rv, 0) - position.get(ru, 0) > GHOST_SPAN and G.out_degree(u) > 1:
                 ghosts += 1

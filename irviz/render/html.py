@@ -449,7 +449,7 @@ def _templates(pages: ModulePages, details: dict) -> str:
 
 
 def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
-                    pages: ModulePages | None = None) -> str:
+                    pages: ModulePages | None = None, diff: bool = False) -> str:
     """One viewer: toolbar, the inline SVG, the details panel and the details as JSON
     (only the entries whose id is in the SVG), plus the module ``pages`` if any. No
     inline handlers: viewer.js wires it."""
@@ -469,7 +469,8 @@ def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
         '<button type="button" data-action="reset" title="Show the whole graph">Whole</button>'
         '<input type="search" class="irviz-search" placeholder="Search: name, kind, file:line"'
         ' aria-label="Search nodes" autocomplete="off">'
-        '<span class="irviz-count" aria-live="polite"></span></div>\n'
+        '<span class="irviz-count" aria-live="polite"></span>'
+        + (_DIFF_TOGGLE if diff else "") + '</div>\n'
         '<div class="irviz-body"><div class="irviz-canvas">\n'
         f'{inline}\n</div>\n'
         f'<aside class="irviz-details" aria-live="polite"><p class="irviz-hint">{hint}</p>'
@@ -479,13 +480,23 @@ def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
         + '</div>\n')
 
 
+#: ``irviz diff``'s viewer: show the left graph, the right one, or both (viewer.js sets
+#: ``data-diff`` on the viewer; viewer.css hides the other side's nodes, edges and frames)
+_DIFF_TOGGLE = (
+    '<span class="irviz-diff-toggle" role="group" aria-label="Which graph">'
+    '<button type="button" data-action="diff-left" title="The left graph only">left</button>'
+    '<button type="button" data-action="diff-right" title="The right graph only">right'
+    '</button><button type="button" data-action="diff-both" aria-pressed="true" '
+    'title="Both graphs, changes coloured">both</button></span>')
+
+
 def _static(name: str) -> str:
     return (VIEWER_DIR / name).read_text(encoding="utf-8")
 
 
 def viewer_page(view, *, findings: list[dict] | None = None, source_url: str | None = None,
                 engine: str = "auto", max_pages: int = MAX_PAGES,
-                pages: ModulePages | None = None) -> str:
+                pages: ModulePages | None = None, diff: bool = False) -> str:
     """The standalone page: one viewer with its CSS and JS inlined, no network at all
     (a Content-Security-Policy forbids every fetch). Besides the overview it holds the
     :func:`module_pages` (``pages``, or computed with ``max_pages``; 0: none)."""
@@ -509,5 +520,5 @@ def viewer_page(view, *, findings: list[dict] | None = None, source_url: str | N
         '<meta name="color-scheme" content="light dark">\n'
         f"<title>{xml_text(title)} · irviz</title>\n<style>\n{css}</style>\n</head>\n"
         '<body class="irviz-page">\n'
-        + viewer_fragment(svg, details, title=title, uid=uid, pages=pages)
+        + viewer_fragment(svg, details, title=title, uid=uid, pages=pages, diff=diff)
         + f"<script>{js}</script>\n</body>\n</html>\n")

@@ -14,11 +14,12 @@ from typing import NamedTuple
 import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
+from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..ir.model import TASK_KINDS, format_shape, is_folded, returned_shape
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
-from .style import LEGEND, LEGEND_NOTES, NODE_STYLE, TEXT_COLOR
+from .style import DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_NOTES, NODE_STYLE, TEXT_COLOR
 
 __all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "tooltip"]
 
@@ -152,6 +153,11 @@ class Labels:
                 rows.append(f"→ {callee}")
         elif kind == "prim::Return" and data.get("output_names"):
             rows.append(_truncate(", ".join(data["output_names"]), 56))
+        diff = data.get(DIFF)
+        if diff and diff.get("what"):   # irviz diff: relu → gelu, dim: 1 → 2
+            if diff.get("right_kind") not in (None, kind):
+                title = diff["label"]
+            rows += [w for w in diff["what"] if "::" not in w]
         shapes = [format_shape(o) for o in data["outputs"]]
         shapes = [s for s in shapes if s]
         if shapes:
@@ -186,6 +192,11 @@ class Labels:
     def _op_tooltip(self, node: str) -> str:
         data = self.G.nodes[node]
         lines = [data["kind"]]
+        diff = data.get(DIFF)
+        if diff:
+            sides = ", ".join(f"{k} {diff[k]}" for k in ("left", "right") if diff.get(k))
+            lines.append(f"diff: {diff['status']} ({sides})")
+            lines += [f"  {w}" for w in diff.get("what", ())]
         loc = data.get("user_source") or data.get("source")
         if loc:
             lines.append(f"source: {self._loc(loc)}")
@@ -364,8 +375,23 @@ class Labels:
             cells.append(f'<TD BGCOLOR="{style["fillcolor"]}" COLOR="{style["color"]}">'
                          f'<FONT POINT-SIZE="9">{_h(text)}</FONT></TD>')
         rows.append("<TR>" + "".join(cells) + "</TR>")
-        rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
-                    + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
-                    + "</TD></TR>")
+        if DIFF_SUMMARY in G.graph:   # irviz diff: what the colours mean instead
+            cells = []
+            for status, text in DIFF_LEGEND:
+                style = DIFF_NODE[status]
+                cells.append(f'<TD BGCOLOR="{style["fillcolor"]}" COLOR="{style["color"]}">'
+                             f'<FONT POINT-SIZE="9" COLOR="{style["fontcolor"]}">{_h(text)}'
+                             '</FONT></TD>')
+            rows[-1] = ("<TR>" + "".join(cells)
+                        + f'<TD COLSPAN="{span - len(cells)}" BORDER="0"></TD></TR>')
+            counts = G.graph[DIFF_SUMMARY]
+            rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">' + _font("detail", _h(
+                f"{counts['removed']} removed, {counts['added']} added, "
+                f"{counts['changed']} changed, {counts['same']} unchanged · unchanged "
+                "module calls are drawn as boxes · hover for both sides' ids")) + "</TD></TR>")
+        else:
+            rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                        + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
+                        + "</TD></TR>")
         return HtmlLabel('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
                          + "".join(rows) + "</TABLE>>")

@@ -20,6 +20,7 @@ from typing import Mapping, NamedTuple
 
 import networkx as nx
 
+from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
 from ..perf import gc_paused
@@ -160,6 +161,24 @@ class _Planner:
         self._pos = {n: i for i, n in enumerate(self._order)}
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
+        #: an ``irviz diff`` union graph: the call containers with a change inside
+        self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
+                                          else None)
+
+    def _changed_calls(self) -> set[str]:
+        """Call containers (and everything around them) that hold a node or a container
+        of one side only, or a changed node: the rest of a diff picture is boxed."""
+        marked = [data["block"] for _, data in self.G.nodes(data=True)
+                  if (data.get(DIFF) or {}).get("status", "same") != "same"
+                  and not data.get("hidden")]
+        marked += [cid for cid, info in self.blocks.items()
+                   if (info.get(DIFF) or {}).get("status", "same") != "same"]
+        out: set[str] = set()
+        for block in marked:
+            while block is not None and block not in out:
+                out.add(block)
+                block = self.blocks[block]["parent"]
+        return out
 
     def plan(self) -> DrawPlan:
         collapsed, rolled, rolls = self._choose_collapse()
@@ -212,6 +231,8 @@ class _Planner:
                 too_deep = depth is not None and info["depth"] > depth
                 library = not self.opt.expand_library and is_library_call(info)
                 outside = focus is not None and anc not in focus
+                if self._changed is not None:  # a diff: open only what changed
+                    library = outside = anc not in self._changed
                 if too_deep or library or outside:
                     out[cid] = anc
                     break

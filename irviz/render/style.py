@@ -129,3 +129,31 @@ def node_category(kind: str) -> str:
     if kind in ("prim::CallMethod", "prim::CallFunction"):
         return "call"
     return "op"
+
+#: ``irviz diff``'s union graph: a node's diff status -> what is drawn on top of its style
+#: (removed red and dashed, added green, changed amber, unchanged greyed out)
+DIFF_NODE = {
+    "removed": {"color": "#c62828", "fillcolor": "#fde0dc", "fontcolor": "#8e0000",
+                "style": "rounded,filled,dashed", "penwidth": "2"},
+    "added":   {"color": "#2e7d32", "fillcolor": "#d9f2d9", "fontcolor": "#1b5e20",
+                "style": "rounded,filled", "penwidth": "2"},
+    "changed": {"color": "#e69500", "fillcolor": "#ffe8a3", "fontcolor": "#5c3d00",
+                "style": "rounded,filled", "penwidth": "2.4"},
+    "same":    {"color": "#c4c9cc", "fillcolor": "#f7f7f7", "fontcolor": "#9aa3a8"},
+}
+#: a container present on one side only (its frame), and a call box holding a change
+DIFF_CLUSTER = {
+    "removed": {"color": "#c62828", "fontcolor": "#8e0000", "style": "rounded,dashed",
+                "penwidth": "2"},
+    "added":   {"color": "#2e7d32", "fontcolor": "#1b5e20", "style": "rounded",
+                "penwidth": "2"},
+}
+#: an edge of one side only
+DIFF_EDGE = {
+    "removed": {"color": "#c62828", "style": "dashed"},
+    "added":   {"color": "#2e7d32", "penwidth": "1.6"},
+    "same":    {"color": "#b0bec5"},
+}
+#: the diff legend's cells: (status, text)
+DIFF_LEGEND = [("removed", "− removed (left only)"), ("added", "+ added (right only)"),
+               ("changed", "~ changed"), ("same", "unchanged")]

@@ -165,6 +165,11 @@
   };
 
   // -- events --------------------------------------------------------------------
+  Viewer.prototype.showSide = function (side, button) {  // irviz diff: left, right or both
+    this.root.setAttribute("data-diff", side);
+    button.parentNode.querySelectorAll("button").forEach(function (b) { b.setAttribute("aria-pressed", String(b === button)); });
+  };
+
   Viewer.prototype.wire = function () {  // on the canvas: the svg in it changes with the page
     var self = this, canvas = this.canvas, drag = null, moved = false;
     this.root.querySelector(".irviz-toolbar").addEventListener("click", function (e) {
@@ -175,6 +180,7 @@
       else if (a === "zoom-out") self.zoom(1 / ZOOM);
       else if (a === "fit") self.fit();
       else if (a === "reset") self.reset();
+      else if (a.indexOf("diff-") === 0) self.showSide(a.slice(5), b);
     });
     canvas.addEventListener("wheel", function (e) {
       e.preventDefault();

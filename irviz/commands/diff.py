@@ -1,0 +1,166 @@
+"""``irviz diff``: what changed between two graphs (script vs trace, before vs after).
+
+Both sides go through the one :class:`~irviz.workspace.Workspace` (a RIGHT that names the
+same target as LEFT is loaded once, and each mode captured once); the matching is
+:mod:`irviz.analyses.graph_match`; text and JSON come from :mod:`irviz.report.diff`, the
+picture from the ordinary renderer reading the union graph's diff statuses.
+Exit code: 0 equal, 1 different, 2 a user error (3 an irviz bug).
+"""
+from __future__ import annotations
+
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import UsageError
+from ..exits import fail
+from ..workspace import Workspace
+from .common import Console, model_output_to_stderr, start
+
+#: what `irviz diff --format` writes
+DIFF_FORMATS = ("text", "json", "svg", "html")
+#: the analyses a diff reads: shapes (scripted ones from the eager run); a picture reads
+#: every analysis, as `irviz render` does
+_TEXT_FACTS = ("runtime_shapes",)
+
+EQUAL, DIFFERENT = 0, 1
+
+
+@dataclass(frozen=True)
+class DiffRequest:
+    left: str
+    right: str | None = None
+    left_mode: str = "script"
+    right_mode: str = "script"
+    fmt: str = "text"
+    output: str | None = None
+    engine: str = "auto"
+    verbose: bool = False
+    quiet: bool = False
+    debug: bool = False
+
+
+def _one_target(workspace: Workspace, spec: str, side: str):
+    targets = workspace.targets(spec)
+    loaded = workspace.load(spec)
+    if len(targets) == 1:
+        return targets[0]
+    if not targets:
+        skipped = "; ".join(f"{n}: {why}" for n, why in loaded.skipped)
+        raise UsageError(f"{side} {spec} names no model" + (f" ({skipped})" if skipped else ""),
+                         hint="name a model class, instance, factory or .pt archive")
+    names = ", ".join(t.name for t in targets)
+    raise UsageError(f"{side} {spec} names {len(targets)} models ({names}); diff compares one "
+                     "model with one model",
+                     hint=f"pick one with FILE.py:NAME, e.g. {spec.split(':')[0]}:"
+                          f"{targets[0].name}")
+
+
+def _default_path(request: DiffRequest, name: str) -> Path:
+    from ..output import output_stem
+
+    stem = output_stem(request.left)
+    base = stem if name == stem else f"{stem}.{name}"
+    return Path(f"{base}.diff.{request.fmt}")
+
+
+def run(request: DiffRequest, workspace: Workspace) -> int:
+    console = Console(request.quiet)
+    try:
+        start()
+        from ..analyses.graph_match import match_graphs, union_graph
+        from ..files import write_atomic
+        from ..output import check_output_file
+        from ..perf import freeze_loaded_objects
+        from ..report.diff import Side, to_json, to_text
+
+        check_output_file(request.output)
+        if request.output and request.output != "-" and request.fmt in ("svg", "html"):
+            suffix = Path(request.output).suffix[1:]
+            if suffix in DIFF_FORMATS and suffix != request.fmt:
+                raise UsageError(f"-o {request.output} ends in .{suffix} but --format is "
+                                 f"{request.fmt}", hint=f"use --format {suffix}")
+        engine = request.engine
+        if request.fmt in ("svg", "html"):
+            from ..render import engines
+
+            engine = engines.resolve_engine(engine)
+        right_spec = request.right or request.left
+        left = _one_target(workspace, request.left, "LEFT")
+        right = _one_target(workspace, right_spec, "RIGHT")
+        freeze_loaded_objects()
+        needs = _TEXT_FACTS if request.fmt in ("text", "json") else None
+        sides = []
+        with model_output_to_stderr():
+            for target, mode in ((left, request.left_mode), (right, request.right_mode)):
+                cap = workspace.capture(target, mode)
+                G = (workspace.graph(cap, needs=needs) if needs is not None
+                     else workspace.graph(cap))
+                for note in cap.notes:
+                    console.say(f"note: {target.spec} ({mode}): {note}")
+                sides.append((cap, G, Side(target.spec, target.name, cap.mode,
+                                           G.number_of_nodes())))
+        (lcap, L, lside), (rcap, R, rside) = sides
+        started = time.perf_counter()
+        with workspace.stage("match"):
+            diff = match_graphs(L, R)
+        matched = time.perf_counter() - started
+        if request.fmt == "text":
+            data = to_text(diff, lside, rside).encode("utf-8")
+        elif request.fmt == "json":
+            data = to_json(diff, lside, rside).encode("utf-8")
+        else:
+            data = _picture(request, diff, lcap, lside, rside, engine, union_graph)
+        path = None
+        if request.output and request.output != "-":
+            path = Path(request.output)
+        elif request.output is None and request.fmt in ("svg", "html"):
+            path = _default_path(request, left.name)
+        if path is None:
+            sys.stdout.buffer.write(data)
+            sys.stdout.flush()
+        else:
+            write_atomic(path, data)
+            console.say(f"wrote {path}")
+        counts = diff.counts()
+        if request.fmt != "text" or path is not None:
+            console.say("no difference" if diff.equal else
+                        f"{counts['removed']} removed, {counts['added']} added, "
+                        f"{counts['changed']} changed, {counts['same']} same")
+        if request.verbose:
+            Console.always(f"match: {matched * 1000:.1f} ms ({L.number_of_nodes()} + "
+                           f"{R.number_of_nodes()} IR nodes); {workspace.stages.summary()}")
+    except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
+        return fail(exc, request.debug)
+    return EQUAL if diff.equal else DIFFERENT
+
+
+def _picture(request: DiffRequest, diff, lcap, lside, rside, engine: str,
+             union_graph) -> bytes:
+    """The union graph drawn by the ordinary renderer (one SVG, or the viewer page)."""
+    from dataclasses import replace
+
+    from ..render import engines
+    from ..render.dot import RenderOptions
+    from ..view import Visualization
+
+    def short(side) -> str:  # no directories: the picture must not depend on them
+        return f"{Path(side.target.split(':', 1)[0]).name}:{side.model}" \
+            if ":" in side.target else Path(side.target).name
+
+    title = (short(lside) if short(lside) == short(rside)
+             else f"{short(lside)} → {short(rside)}")
+
+    class DiffView(Visualization):
+        def title(self) -> str:
+            return title
+
+    # the left capture names the model; its notes and warnings belong to one side only
+    view = DiffView(replace(lcap, notes=[], warnings=[]), union_graph(diff, title=title),
+                    RenderOptions(title=title))
+    if request.fmt == "svg":
+        return engines.render(view.dot(), "svg", engine)
+    from ..render.html import viewer_page
+
+    return viewer_page(view, engine=engine, max_pages=0, diff=True).encode("utf-8")
