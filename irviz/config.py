@@ -15,6 +15,7 @@ or at the filesystem root. Keys are kebab-case, as in ruff::
     format = "text"
     engine = "auto"
     depth = 2
+    show-unconfirmed = false
 
 An unknown key or a value of the wrong type is a :class:`~irviz.errors.UsageError`
 naming the file and the key. Command-line options override these values; rule codes
@@ -57,6 +58,7 @@ KEYS = {
     "format": f"one of {', '.join(FORMATS)}",
     "engine": f"one of {', '.join(ENGINES)}",
     "depth": "a non-negative integer",
+    "show-unconfirmed": "a boolean",
 }
 
 
@@ -74,6 +76,8 @@ class Config:
     format: str | None = None
     engine: str | None = None
     depth: int | None = None
+    #: lint: show unconfirmed source findings in installed libraries (irviz.lint.evidence)
+    show_unconfirmed: bool | None = None
     #: the pyproject.toml these settings came from (None: defaults, no file)
     source: Path | None = None
 
@@ -171,6 +175,10 @@ def _parse(table: dict, path: Path) -> Config:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise _wrong(path, key, value)
             config.depth = value
+        elif key == "show-unconfirmed":
+            if not isinstance(value, bool):
+                raise _wrong(path, key, value)
+            config.show_unconfirmed = value
     return config
 
 

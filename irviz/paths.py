@@ -14,7 +14,7 @@ from pathlib import Path
 import torch
 
 __all__ = ["TORCH_DIR", "IRVIZ_DIR", "STDLIB_DIRS", "display_path", "is_torch_file", "is_stdlib_file",
-           "torch_relative", "is_inside"]
+           "is_installed_library_file", "torch_relative", "is_inside"]
 
 #: the directory of the installed ``torch`` package
 TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
@@ -77,6 +77,30 @@ def is_stdlib_file(path: str | os.PathLike) -> bool:
     installed package (torchvision, transformers), even inside a venv's ``lib/``."""
     return any(is_inside(path, d) for d in STDLIB_DIRS) \
         and not any(is_inside(path, d) for d in _SITE_DIRS)
+
+
+#: directory names pip and the distributions install packages into
+_INSTALL_DIR_NAMES = ("site-packages", "dist-packages")
+
+
+def is_installed_library_file(path: str | os.PathLike | None) -> bool:
+    """True for a file of an installed package (transformers, torchvision, ...: inside this
+    Python's site-packages, or any ``site-packages``/``dist-packages`` directory), not for
+    the user's own files.
+
+    >>> is_installed_library_file("/x/lib/python3.11/site-packages/transformers/a.py")
+    True
+    >>> is_installed_library_file("/home/me/project/model.py")
+    False
+    """
+    if not path:
+        return False
+    text = os.fspath(path)
+    if text.startswith("<"):
+        return False
+    if any(is_inside(text, d) for d in _SITE_DIRS):
+        return True
+    return any(part in _INSTALL_DIR_NAMES for part in Path(os.path.abspath(text)).parts)
 
 
 def torch_relative(path: str | os.PathLike) -> str:

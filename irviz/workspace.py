@@ -156,8 +156,10 @@ class Workspace:
         costs no second capture."""
         from .lint.runner import LintOptions, lint_target
 
-        options = options or LintOptions(dynamic_dims=list(self.config.dynamic_dims))
-        key = (id(target), options.mode, tuple(options.dynamic_dims), options.no_exec)
+        options = options or LintOptions(dynamic_dims=list(self.config.dynamic_dims),
+                                         show_unconfirmed=bool(self.config.show_unconfirmed))
+        key = (id(target), options.mode, tuple(options.dynamic_dims), options.no_exec,
+               options.show_unconfirmed)
         if key not in self._lint:
             self._keep.append(target)
             self._lint[key] = lint_target(self, target, options)

@@ -21,6 +21,7 @@ class LintRequest:
     mode: str = "both"
     dynamic_dims: list[str] = field(default_factory=list)
     no_exec: bool = False
+    show_unconfirmed: bool = False
     no_hints: bool = False
     quiet: bool = False
     debug: bool = False
@@ -45,7 +46,8 @@ def run(request: LintRequest, workspace: Workspace) -> int:
         gate = Gate.from_config(workspace.config, request.select, request.ignore,
                                 request.extend_select)
         options = LintOptions(mode=request.mode, dynamic_dims=list(request.dynamic_dims),
-                              no_exec=request.no_exec)
+                              no_exec=request.no_exec,
+                              show_unconfirmed=request.show_unconfirmed)
         freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
         with model_output_to_stderr():
             report = lint(workspace, list(request.targets), options, gate)

@@ -40,6 +40,7 @@ from ..errors import CaptureError, IrvizError, ModelLoadError
 from ..frontends.capture import Capture, CapturedWarning, forward_source
 from ..frontends.loader import Target
 from ..frontends.retrace import parse_dynamic_dims, retrace
+from . import evidence
 from .diagnostic import Diagnostic
 from .registry import REGISTRY, Rule
 from .rules.fork_wait import (
@@ -95,6 +96,9 @@ class LintOptions:
     mode: str = "both"
     dynamic_dims: list[str] = field(default_factory=list)
     no_exec: bool = False
+    #: show the source findings in installed libraries no runtime layer confirms
+    #: (:mod:`irviz.lint.evidence`); default: left out and counted in a note
+    show_unconfirmed: bool = False
 
 
 @dataclass
@@ -250,14 +254,16 @@ def _report_source(facts: list, ran: _RanLines | None, findings: _Findings,
     all kept, unconfirmed: ``ast`` is then the only layer that names them."""
     needs = _needs_run_evidence()
     dropped = 0
-    for fact in facts:
+    inputs = next((c.inputs for c in (run.trace, run.script)
+                   if c is not None and c.inputs is not None), None)
+    for fact in evidence.signature_facts(facts, inputs, run.target.obj):
         if ran is not None and fact.rule in needs \
                 and ran.any_ran(fact.path, fact.evidence_lines()) is False:
             dropped += 1
             continue
         findings.report(fact.rule, (fact.path, fact.line, fact.column, fact.end_line,
                                     fact.end_column), "ast", expr=fact.detail,
-                        callee=fact.detail)
+                        callee=fact.detail, **dict(getattr(fact, "fields", ())))
     if dropped:
         run.notes.append(f"{run.target.spec}: {dropped} source finding(s) on code the "
                          "example inputs never ran left out")
@@ -597,9 +603,32 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
         _hazard_layer(run.script_graph if run.script_graph is not None else run.trace_graph,
                       findings)
         _traced_submodules(run, findings)
+    _weigh_evidence(workspace, run, findings, options)
     _add_call_sites(run, findings)
     run.found = list(findings.found.values())
     return run
+
+
+def _weigh_evidence(workspace, run: TargetRun, findings: _Findings,
+                    options: LintOptions) -> None:
+    """Leave out the source findings the run contradicts or, in library code, does not
+    confirm (:func:`irviz.lint.evidence.weigh`), and name in a note every TracerWarning
+    no finding stands for."""
+    failed = workspace.captured(run.target, "trace")
+    warnings = list(run.trace.warnings if run.trace is not None
+                    else getattr(failed, "warnings", None) or ())
+    weighed = evidence.weigh(findings.found, run.target.obj, run.trace, warnings,
+                             options.show_unconfirmed)
+    run.notes.extend(weighed.notes(run.target.spec))
+    for where, message in evidence.unreported_warnings(findings.found, warnings):
+        if any(message.startswith(prefix) for prefix, rule in TRACER_RULES
+               if rule in CONFIRM_ONLY):
+            why = ("torch calls it safe for constant data, and the source shows no "
+                   "input-derived data going in")
+        else:
+            why = _first_line(message, 80)
+        run.notes.append(f"{run.target.spec}: TracerWarning at {where} not reported as a "
+                         f"finding: {why}")
 
 
 def _first_line(text: str, width: int = 120) -> str:

@@ -62,6 +62,12 @@ class TensorToPythonBool(Rule):
     frozen but harmless: suppress it with `# noqa: IRV101`.
     A branch on metadata that stays a plain Python value (`x.dim()`, `x.dtype`) does
     not warn in torch and is reported as IRV102 instead.
+    When the trace ran the line, torch's warning is the evidence: a source finding on a
+    line the trace ran without a TracerWarning there is left out (the value was no traced
+    tensor: `not skip_layer or synced_gpus`, or the `not x.isfinite().all()` half of a
+    test an fp32 model never evaluates), unless the script-vs-trace or retrace layer
+    saw that line change. The same holds for IRV104, IRV105, IRV106, IRV107 and IRV108,
+    which torch warns about too.
 
     ## References
     - PyTorch documentation: torch.jit.script_if_tracing
@@ -120,6 +126,10 @@ class MetadataBranchBaked(Rule):
     device only ever needs one branch. Suppress the finding with `# noqa: IRV102` on
     the `if`. Metadata read inside helpers defined in other files may be missed when
     only the source is analysed.
+    torch never warns about these, so no run confirms them line by line: in your own
+    files every one is reported; in an installed library (site-packages) a finding only
+    the source layer names is left out and counted in a note (`--show-unconfirmed`, or
+    `show-unconfirmed = true` in `[tool.irviz]`, shows them), as for IRV131 and IRV133.
 
     ## References
     - PyTorch documentation: torch.jit.script_if_tracing
@@ -554,9 +564,14 @@ class DefaultArgBaked(Rule):
     ```
 
     ## Known problems
-    If the deployed model never passes the argument, the default is exactly what the
-    trace should hold: suppress it with `# noqa: IRV122`. irviz knows which arguments
-    the example inputs pass only when they are given (`--inputs` or `example_inputs`).
+    One finding per signature names every such argument, at the first of them:
+    "arguments `token_type_ids`, `position_ids`, ... (7) are not in the example inputs".
+    With example inputs (`--inputs` or `example_inputs`, positional or keyword) only
+    the arguments they do not pass are named; a non-tensor flag they do not pass
+    (`use_cache: bool = None`) is this same fact, not also IRV123. Without inputs
+    (`--no-exec`, or none given) irviz cannot know which are passed and names every
+    argument with a default. If the deployed model never passes the argument, the
+    default is exactly what the trace should hold: suppress it with `# noqa: IRV122`.
 
     ## References
     - [PyTorch documentation: torch.jit.trace](https://pytorch.org/docs/stable/generated/torch.jit.trace.html)
@@ -565,7 +580,7 @@ class DefaultArgBaked(Rule):
     code = "IRV122"
     name = "default-arg-baked"
     severity = "warning"
-    message = "argument `{expr}` has a default: the trace fixes it to the value used while tracing"
+    message = "{expr}: the trace fixes {them}"
     hint = "pass the argument in the example inputs, or make it a constructor argument"
 
 
@@ -610,7 +625,10 @@ class NonTensorInput(Rule):
 
     ## Known problems
     Without annotations or defaults irviz cannot always tell that a parameter takes a
-    Python value; it then relies on torch's error when the model is traced.
+    Python value; it then relies on torch's error when the model is traced. One finding
+    per signature names every such argument. A non-tensor argument with a default that
+    the example inputs do not pass is reported as IRV122 (the trace fixes it to its
+    default), not here.
 
     ## References
     - [PyTorch documentation: torch.jit.trace](https://pytorch.org/docs/stable/generated/torch.jit.trace.html)
@@ -619,7 +637,7 @@ class NonTensorInput(Rule):
     code = "IRV123"
     name = "non-tensor-input"
     severity = "warning"
-    message = "argument `{expr}` is not a tensor: the trace bakes its value in"
+    message = "{expr}: the trace bakes {them} in"
     hint = "make it a constructor argument or a tensor input, or script the module"
 
 
@@ -702,7 +720,11 @@ class TrainingFlagBranch(Rule):
 
     ## Known problems
     When the module was traced in the mode it is deployed in, the recorded branch is
-    the right one and the finding is only a reminder that the other mode is gone.
+    the right one and the finding is only a reminder that the other mode is gone: true
+    but harmless (the dangerous case, ops traced in training mode, is IRV130). So in an
+    installed library (site-packages) the finding is shown only when a module defined in
+    that file was in training mode while traced; otherwise it is left out and counted in
+    a note (`--show-unconfirmed` shows it). In your own files it is always reported.
     Pitfalls inside the branch the trace did not take are not reported (the example
     inputs never ran them); `--no-exec` reports them too.
 
@@ -807,7 +829,9 @@ class PythonSideEffectInForward(Rule):
     ## Known problems
     Debug prints are often meant to run only while developing; the finding is then a
     reminder. In-place updates of registered buffers are recorded by the tracer and are
-    not reported.
+    not reported. torch never warns, so in an installed library (site-packages) a
+    finding only the source layer names is left out and counted in a note
+    (`--show-unconfirmed` shows it); in your own files it is reported.
 
     ## References
     - PyTorch documentation: torch.jit.is_tracing

@@ -313,11 +313,16 @@ class Source:
 _SOURCE_CACHE: dict = {}
 
 
+def _unwrapped(func: Any) -> Any:
+    """The function a ``functools.wraps`` decorator wrapped (itself when none)."""
+    try:
+        return inspect.unwrap(func)
+    except (ValueError, TypeError):
+        return func
+
+
 def load_source(func: Any) -> Source | None:
-    try:  # a decorated forward (functools.wraps): read the function the user wrote
-        func = inspect.unwrap(func)
-    except ValueError:
-        pass
+    func = _unwrapped(func)  # a decorated forward: read the function the user wrote
     code = getattr(func, "__code__", None)
     if code is None or getattr(func, "__name__", "") == "<lambda>":
         return None
@@ -774,8 +779,11 @@ class Inference:
         self.func = unit.func
         self.owner = unit.owner
         self.qualname = _qualname(unit.func)
-        self.globals = getattr(unit.func, "__globals__", {}) or {}
-        self.closure = self._closure_map(unit.func)
+        # a decorated function (functools.wraps) is read from the function written: its
+        # names are that function's module's, not the decorator's
+        written = _unwrapped(unit.func)
+        self.globals = getattr(written, "__globals__", {}) or {}
+        self.closure = self._closure_map(written)
         args = self.fdef.args
         self.positional = list(args.posonlyargs) + list(args.args)
         self.self_name = (self.positional[0].arg
@@ -783,6 +791,7 @@ class Inference:
                           else None)
         self.locals = self._local_names()
         self.parents: dict = {}
+        self._narrowed: dict = {}
         for node in walk_scope(self.fdef, nested=True):
             for child in ast.iter_child_nodes(node):
                 self.parents[id(child)] = node
@@ -1162,6 +1171,8 @@ class Inference:
 
     def _kinds(self, node: ast.AST) -> frozenset:
         if isinstance(node, ast.Name):
+            if self.narrowed_to_nontensor(node):
+                return NOTHING
             return self.name_kinds(node.id)
         if isinstance(node, ast.Attribute):
             return self._attr_kinds(node)
@@ -1266,6 +1277,10 @@ class Inference:
         if isinstance(f, ast.Attribute) and not self.is_self(f.value):
             rk = self.kinds(f.value)
             if rk & DATA:
+                if not hasattr(torch.Tensor, f.attr):
+                    # no tensor method: the receiver is some other object here (a cache's
+                    # ``update``); what it returns has no known structure
+                    return frozenset({TDATA})
                 return self._tensor_method_kinds(f.attr, node)
             if SHAPE in rk:
                 return frozenset({SIZE}) if f.attr in ("numel", "index", "count") else rk
@@ -1343,7 +1358,10 @@ class Inference:
             if name == "bool":
                 return _converted(first)
             if name == "isinstance":
-                return frozenset({META}) if first & (DATA | {TLIST}) else NOTHING
+                # the Python type of a value: the same for every tensor a traced graph
+                # is given, so no tensor metadata (``isinstance(cache, SomeCache)``,
+                # ``isinstance(n, torch.Tensor)``)
+                return NOTHING
             if name in ("max", "min", "abs", "round", "pow", "divmod", "sum"):
                 if name == "sum" and TLIST in first:
                     return frozenset({TENSOR})
@@ -1577,6 +1595,54 @@ class Inference:
                         return True
             prev, cur = cur, self.parent(cur)
         return False
+
+    def narrowed_to_nontensor(self, node: ast.Name) -> bool:
+        """True where a type test says ``node``'s name holds no tensor: in the body of
+        ``if isinstance(name, C):`` (or of ``... if isinstance(name, C) else ...``, or after
+        ``isinstance(name, C) and``), or the ``else`` of ``if not isinstance(name, C):``,
+        for classes C that are neither tensors nor records of them (a cache, a config)."""
+        key = id(node)
+        if key not in self._narrowed:
+            self._narrowed[key] = self._narrowed_by_test(node)
+        return self._narrowed[key]
+
+    def _narrowed_by_test(self, node: ast.Name) -> bool:
+        prev, cur = node, self.parent(node)
+        while cur is not None and cur is not self.fdef:
+            if isinstance(cur, (ast.If, ast.IfExp, ast.While)) and prev is not cur.test:
+                body = cur.body if isinstance(cur.body, list) else [cur.body]
+                in_body = any(prev is b for b in body)
+                if self._type_test(cur.test, node.id, negated=not in_body):
+                    return True
+            elif isinstance(cur, ast.BoolOp) and isinstance(cur.op, ast.And):
+                for value in cur.values:
+                    if value is prev:
+                        break
+                    if self._type_test(value, node.id, negated=False):
+                        return True
+            elif isinstance(cur, FUNCTION_SCOPES):
+                return False
+            prev, cur = cur, self.parent(cur)
+        return False
+
+    def _type_test(self, test: ast.AST, name: str, negated: bool) -> bool:
+        """``test`` is (or, ``and``-ed, includes) ``isinstance(name, C)`` with C no tensor
+        class (``negated``: ``not isinstance(...)``, or ``or``-ed ones)."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return self._type_test(test.operand, name, not negated)
+        if isinstance(test, ast.BoolOp):
+            joins = ast.Or if negated else ast.And
+            return isinstance(test.op, joins) and any(
+                self._type_test(v, name, negated) for v in test.values)
+        if negated or not (isinstance(test, ast.Call) and len(test.args) == 2
+                           and isinstance(test.args[0], ast.Name)
+                           and test.args[0].id == name
+                           and self.canonical(test.func)[0] == "builtins.isinstance"):
+            return False
+        classes = test.args[1]
+        elts = classes.elts if isinstance(classes, ast.Tuple) else [classes]
+        objs = [self.canonical(e)[1] for e in elts]
+        return bool(objs) and all(isinstance(o, type) and _plain_class(o) for o in objs)
 
     def self_rooted(self, node: ast.AST) -> bool:
         """``self.a.b``, ``self.a[i]``: an expression reaching into ``self``."""
