@@ -440,6 +440,7 @@ def _changes(m: _Matcher, a: str, b: str) -> tuple[str, ...]:
             ca, cb = L.const(pa[0]), R.const(pb[0])
             if ca != cb:
                 name = names[i] if i < len(names) else f"input {i}"
+                ca, cb = (c.removeprefix(f"{name}: ") for c in (ca, cb))  # weight: 4×4
                 what.append(f"{name}: {ca} → {cb}")
     oa, ob = da["outputs"], db["outputs"]
     for i, (x, y) in enumerate(zip(oa, ob)):
