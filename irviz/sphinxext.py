@@ -220,6 +220,10 @@ def _findings_nodes(view: dict) -> list[nodes.Node]:
         para = nodes.paragraph("", "", nodes.literal("", d["code"]),
                                nodes.Text(f" ({d['severity']}) {where}: {d['message']}"))
         item = nodes.list_item("", para)
+        for related in d.get("related") or ():  # the user's call into a library's line
+            item += nodes.paragraph("", f"{related['message']} "
+                                        f"{os.path.basename(str(related['path']))}:"
+                                        f"{related['line']}")
         if d.get("hint"):
             item += nodes.paragraph("", "", nodes.emphasis("", "hint: "), nodes.Text(d["hint"]))
         items += item

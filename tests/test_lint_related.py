@@ -314,3 +314,13 @@ def test_formats_show_related_locations():
                                 "    called from m.py:31\n"
                                 "    hint: h\n")
     assert format_github([d]).endswith("::m%0Acalled from m.py:31\n")
+
+
+def test_sphinx_lists_related_locations_under_the_finding():
+    pytest.importorskip("docutils")
+    from irviz.sphinxext import _findings_nodes
+
+    d = _diag(related=[("models/m.py", 31, "called from")])
+    _, items = _findings_nodes({"title": "M", "findings": [d.to_dict()]})
+    assert items.astext().splitlines() == ["IRV101 (error) a.py:3: m", "", "called from m.py:31",
+                                           "", "hint: h"]
