@@ -17,6 +17,7 @@ from ..errors import UsageError
 from ..exits import fail
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
+from .render import _say_warnings
 
 #: what `irviz diff --format` writes
 DIFF_FORMATS = ("text", "json", "svg", "html")
@@ -99,6 +100,7 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
                      else workspace.graph(cap))
                 for note in cap.notes:
                     console.say(f"note: {target.spec} ({mode}): {note}")
+                _say_warnings(console, cap.warnings)
                 sides.append((cap, G, Side(target.spec, target.name, cap.mode,
                                            G.number_of_nodes())))
         (lcap, L, lside), (rcap, R, rside) = sides
