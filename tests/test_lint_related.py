@@ -324,3 +324,21 @@ def test_sphinx_lists_related_locations_under_the_finding():
     _, items = _findings_nodes({"title": "M", "findings": [d.to_dict()]})
     assert items.astext().splitlines() == ["IRV101 (error) a.py:3: m", "", "called from m.py:31",
                                            "", "hint: h"]
+
+
+@pytest.mark.slow
+def test_transformers_classifier_findings_in_bert_name_its_call():
+    """The corpus' Classifier (a head on transformers' BERT) and bert() itself: the warnings
+    torch raises inside transformers are one finding each, with Classifier's call."""
+    transformers = pytest.importorskip("transformers")
+    root = Path(__file__).resolve().parent.parent
+    corpus = root / "tests" / "corpus" / "transformers_models.py"
+    items = lint_json(f"{corpus}:bert()", f"{corpus}:Classifier", "--select", "IRV1",
+                      cwd=root)
+    library = Path(transformers.__file__).resolve().parent
+    inside = [f for f in items if "trace" in f["layers"]
+              and Path(f["path"]).resolve().is_relative_to(library)]
+    assert inside, items
+    call = line_of(corpus, "out = self.encoder(input_ids=input_ids")
+    for finding in inside:
+        assert finding["related"] == called_from(call, path="tests/corpus/transformers_models.py")
