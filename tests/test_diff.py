@@ -308,3 +308,13 @@ def test_real_cli_process(tmp_path):
     assert "@@ dg: MyDecisionGate @@" in proc.stdout
     assert "- prim::If  decision_gate.py:11  if x.sum() > 0:" in proc.stdout
     assert not shows_irviz_traceback(proc.stderr)
+
+
+def test_lint_script_vs_trace_layer_reads_the_same_matcher():
+    from irviz.analyses.graph_diff import script_trace_divergence
+
+    d = match(CELL, CELL, "script", "trace")
+    [found] = script_trace_divergence(d.left, d.right, d)
+    [gate] = [e for e in d.removed if e.kind == "prim::If"]
+    assert (found["node"], found["kind"], found["why"]) == (gate.left, "prim::If", "aten::Bool")
+    assert script_trace_divergence(d.left, d.right) == [found]   # it matches by itself too

@@ -1,6 +1,7 @@
 """Compare graphs of one model: script vs trace, and trace vs re-trace.
 
-* :func:`script_trace_divergence` - control flow (``prim::If``/``prim::Loop``
+* :func:`script_trace_divergence` - on the pairing of
+  :func:`~irviz.analyses.graph_match.match_graphs` (the matcher `irviz diff` uses): control flow (``prim::If``/``prim::Loop``
   deciding on tensor data, sizes, dtype, device or ``self.training``) and
   dynamic values (``aten::size``, ``aten::dim``, ``prim::device``,
   ``prim::dtype``) that the scripted graph keeps in the user's code but the
@@ -12,6 +13,8 @@
 from __future__ import annotations
 
 import networkx as nx
+
+from .graph_match import GraphDiff, match_graphs
 
 #: nodes that read something a trace turns into a constant
 DYNAMIC_KINDS = ("aten::size", "aten::dim", "prim::device", "prim::dtype", "aten::numel",
@@ -68,21 +71,33 @@ def _loc(data: dict) -> tuple[str, int] | None:
     return path, int(line)
 
 
-def script_trace_divergence(script: nx.DiGraph, trace: nx.DiGraph) -> list[dict]:
-    """What the script keeps (in user code) that the trace froze: ``{node, kind, why, source, code}``."""
-    traced = {(d["kind"],) + _loc(d) for _, d in trace.nodes(data=True) if _loc(d)}
+def script_trace_divergence(script: nx.DiGraph, trace: nx.DiGraph,
+                            match: GraphDiff | None = None) -> list[dict]:
+    """What the script keeps (in user code) that the trace froze: ``{node, kind, why, source, code}``.
+
+    A scripted node is kept when :func:`~irviz.analyses.graph_match.match_graphs` pairs it
+    with a traced node of the same kind on the same line (``@torch.jit.script_if_tracing``
+    keeps an ``if``); ``match`` is that pairing when the caller already has it."""
+    match = match if match is not None else match_graphs(script, trace)
+
+    def kept(node: str, kind: str) -> bool:
+        partner = match.pairs.get(node)
+        if partner is None:
+            return False
+        other = trace.nodes[partner]
+        return other["kind"] == kind and _loc(other) == _loc(script.nodes[node])
+
     found = []
     for node, data in script.nodes(data=True):
         if not _user_code(data):
             continue
         kind = data["kind"]
         why = None
-        kept = (kind,) + _loc(data) in traced  # e.g. @torch.jit.script_if_tracing
-        if kind == "prim::If" and not kept:
+        if kind == "prim::If" and not kept(node, kind):
             why = _decides_on_runtime_value(script, node, [0])
-        elif kind == "prim::Loop" and not kept:
+        elif kind == "prim::Loop" and not kept(node, kind):
             why = _decides_on_runtime_value(script, node, [0, 1])
-        elif kind in TRACEABLE_VALUES and (kind,) + _loc(data) not in traced:
+        elif kind in TRACEABLE_VALUES and not kept(node, kind):
             why = kind
         if why:
             found.append({"node": node, "kind": kind, "why": why, "source": data["source"],
