@@ -136,6 +136,19 @@ def _run_isolated_if_asked(isolate: bool, timeout: float, memory_limit: int) -> 
         click.echo(f"note: {' and '.join(given)} only apply with --isolate", err=True)
 
 
+def _export_options(command):
+    """``--strict`` and ``--dynamic-dims`` of ``--mode export`` (torch.export)."""
+    command = click.option(
+        "--dynamic-dims", "export_dims", multiple=True, metavar="NAME:DIM",
+        help="--mode export: dimensions of forward() arguments that may vary, e.g. xs:0 "
+             "(torch.export's dynamic_shapes, Dim.AUTO); a note says when export "
+             "specialised one.")(command)
+    return click.option(
+        "--strict", is_flag=True,
+        help="--mode export: torch.export.export(strict=True) (Dynamo); default non-strict.")(
+        command)
+
+
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="irviz")
 def main() -> None:
@@ -151,10 +164,12 @@ def main() -> None:
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="svg", show_default=True,
               help="svg picture, html (the SVG in a self-contained interactive viewer: zoom, "
                    "search, node details), dot source, or json (networkx node-link IR graph).")
-@click.option("--mode", type=click.Choice(["script", "trace", "auto"]), default="script",
-              show_default=True,
+@click.option("--mode", type=click.Choice(["script", "trace", "auto", "export"]),
+              default="script", show_default=True,
               help="script keeps control flow; trace records one run (needs inputs); auto "
-                   "scripts and falls back to trace when scripting fails.")
+                   "scripts and falls back to trace when scripting fails; export draws "
+                   "torch.export's graph (needs inputs; cond/while_loop/scan/map bodies "
+                   "nested).")
 @click.option("--inputs", metavar="EXPR",
               help='Example inputs, a Python expression with torch imported: positional '
                    '("torch.rand(3, 4), torch.rand(3, 4)"), keywords ("dict(input_ids=ids, '
@@ -184,21 +199,24 @@ def main() -> None:
               help="Also run `irviz lint` (default rules) and draw its findings on the graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_export_options
 @_config_option
 @_isolation_options
 def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, focus, max_pages,
-           verbose, engine, with_lint, quiet, debug, config_path, isolate, timeout,
-           memory_limit):
+           verbose, engine, with_lint, quiet, debug, strict, export_dims, config_path, isolate,
+           timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
-    package.module:NAME, or a saved TorchScript archive (.pt).
+    package.module:NAME, a saved TorchScript archive (.pt), or a torch.export program
+    (.pt2).
     """
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("render", "RenderRequest", debug, inputs, target=target, output=output, fmt=fmt,
          mode=mode, depth=depth, expand_library=expand_library,
          max_nodes=max_nodes, focus=focus, max_pages=max_pages, engine=engine,
-         lint=with_lint, verbose=verbose, quiet=quiet)
+         lint=with_lint, verbose=verbose, quiet=quiet, strict=strict,
+         export_dims=tuple(export_dims))
 
 
 def _codes(values: tuple[str, ...]) -> list[str] | None:
@@ -292,8 +310,9 @@ def rule_cmd(code, show_all, fmt):
 @click.option("--format", "fmt", type=click.Choice(["md", "json", "html"]), default="md",
               show_default=True, help="Markdown, JSON (versioned schema) or a self-contained "
                                       "HTML page with the graph and timeline.")
-@click.option("--mode", type=click.Choice(["script", "trace", "auto"]), default="script",
-              show_default=True, help="How to capture the model (see `irviz render`).")
+@click.option("--mode", type=click.Choice(["script", "trace", "auto", "export"]),
+              default="script", show_default=True,
+              help="How to capture the model (see `irviz render`).")
 @click.option("--inputs", metavar="EXPR",
               help="Example inputs (see `irviz render`); they turn op counts into time "
                    "estimates.")
@@ -307,10 +326,11 @@ def rule_cmd(code, show_all, fmt):
               show_default=True, help="Graphviz engine for the HTML page's graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_export_options
 @_config_option
 @_isolation_options
 def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet, debug,
-           config_path, isolate, timeout, memory_limit):
+           strict, export_dims, config_path, isolate, timeout, memory_limit):
     """Write the parallelism report of the models in TARGET.
 
     For each torch.jit.fork: its callee, fork and wait sites, how many tasks it starts,
@@ -320,7 +340,7 @@ def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet,
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("report", "ReportRequest", debug, inputs, target=target, output=output, fmt=fmt,
          mode=mode, inputs=inputs, measure=measure, trace_out=trace_out, engine=engine,
-         quiet=quiet)
+         quiet=quiet, strict=strict, export_dims=tuple(export_dims))
 
 
 @main.command()

@@ -49,6 +49,9 @@ class Workspace:
         self.inputs = inputs
         self.config = config or Config()
         self.stages = stages or Stages(interactive=False)
+        #: how ``--mode export`` calls torch.export (``--strict``, ``--dynamic-dims``);
+        #: a command sets it before its first capture
+        self.export_options = None
         self._loaded: dict[str, LoadResult] = {}
         self._inputs: dict[int, ExampleInputs | None] = {}
         self._captures: dict[tuple[int, str], Capture | CaptureError] = {}
@@ -102,10 +105,10 @@ class Workspace:
         return found
 
     def _make_capture(self, target: Target, mode: str) -> Capture:
-        if mode != "auto" or target.kind == "archive":
+        if mode != "auto" or target.kind in ("archive", "exported"):
             inputs = self.inputs_for(target)
             with self.stages.stage(f"capture ({mode})"):
-                return capture(target, mode, inputs)
+                return capture(target, mode, inputs, self.export_options)
         try:
             return self.capture(target, "script")
         except CaptureError as exc:
@@ -114,6 +117,18 @@ class Workspace:
             traced = self.capture(target, "trace")
             return replace(traced, notes=[f"scripting failed ({exc.message}); traced instead",
                                           *traced.notes])
+
+    def set_export_options(self, mode: str, strict: bool = False,
+                           dynamic_dims: tuple[str, ...] = (), say=None) -> None:
+        """``--strict`` / ``--dynamic-dims`` for ``--mode export`` (``say`` is told when
+        they were given with another mode, where they do nothing)."""
+        from .frontends.export import ExportOptions
+
+        if mode != "export" and (strict or dynamic_dims) and say is not None:
+            given = " and ".join(o for o, v in (("--strict", strict),
+                                                ("--dynamic-dims", dynamic_dims)) if v)
+            say(f"note: {given} only apply with --mode export")
+        self.export_options = ExportOptions(strict=strict, dynamic_dims=tuple(dynamic_dims))
 
     def captured(self, target: Target, mode: str) -> Capture | CaptureError | None:
         """What an earlier ``capture(target, mode)`` gave, without capturing now."""

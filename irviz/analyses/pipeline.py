@@ -14,6 +14,7 @@ import networkx as nx
 
 from ..frontends.capture import Capture
 from ..ir.build import build_graph
+from ..ir.build_export import build_export_graph
 from ..perf import gc_paused
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
@@ -76,6 +77,8 @@ def run_step(step: Step, G: nx.DiGraph, cap: Capture) -> None:
 def graph_of(cap: Capture) -> nx.DiGraph:
     """The bare IR graph (no analyses), built with the collector paused."""
     with gc_paused():
+        if cap.exported is not None:   # --mode export, a .pt2
+            return build_export_graph(cap)
         return build_graph(cap)
 
 

@@ -29,6 +29,9 @@ class RenderRequest:
     engine: str = "auto"
     #: draw the lint findings (the same gate as ``irviz lint``)
     lint: bool = False
+    #: ``--mode export``: strict torch.export, and ``--dynamic-dims`` as dynamic_shapes
+    strict: bool = False
+    export_dims: tuple[str, ...] = ()
     verbose: bool = False
     quiet: bool = False
     debug: bool = False
@@ -43,6 +46,8 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
         from ..render import engines
         from ..render.dot import RenderOptions
 
+        workspace.set_export_options(request.mode, request.strict, request.export_dims,
+                                     console.say)
         engine = request.engine
         if request.fmt in ("svg", "html"):
             engine = engines.resolve_engine(engine)

@@ -22,6 +22,9 @@ class ReportRequest:
     measure: bool = False
     trace_out: str | None = None
     engine: str = "auto"
+    #: ``--mode export``: strict torch.export, and ``--dynamic-dims`` as dynamic_shapes
+    strict: bool = False
+    export_dims: tuple[str, ...] = ()
     quiet: bool = False
     debug: bool = False
 
@@ -35,6 +38,8 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
         from ..perf import freeze_loaded_objects
         from ..report import parallelism as rep
 
+        workspace.set_export_options(request.mode, request.strict, request.export_dims,
+                                     console.say)
         check_output_file(request.output)
         check_output_file(request.trace_out, "--trace-out")
         if request.trace_out and not request.measure:

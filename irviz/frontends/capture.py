@@ -27,7 +27,7 @@ from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .inputs import ExampleInputs
 from .loader import Target
 
-MODES = ("script", "trace", "auto")
+MODES = ("script", "trace", "auto", "export")
 
 
 @dataclass(frozen=True)
@@ -56,9 +56,9 @@ class Capture:
     """The TorchScript form of one target, and what happened while making it."""
 
     target: Target
-    #: "script", "trace" or "archive" (what was actually done)
+    #: "script", "trace", "archive" or "export" (what was actually done)
     mode: str
-    #: a ScriptModule or ScriptFunction
+    #: a ScriptModule or ScriptFunction (None for ``export``)
     scripted: Any
     #: the example inputs as given (positional and keyword)
     inputs: ExampleInputs | None
@@ -71,6 +71,8 @@ class Capture:
     #: how a trace called the model (keyword inputs placed, outputs flattened); None for
     #: other captures
     adapter: CallAdapter | None = None
+    #: ``export``: the ``torch.export.ExportedProgram`` (from the model or a ``.pt2``)
+    exported: Any = None
 
     def run(self, inputs: ExampleInputs | None = None) -> Any:
         """Run the compiled model on ``inputs`` (default: the capture's own). A trace takes
@@ -358,14 +360,18 @@ def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
 
 
 def capture(target: Target, mode: str = "script",
-            inputs: ExampleInputs | None = None) -> Capture:
-    """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said.
+            inputs: ExampleInputs | None = None, export_options=None) -> Capture:
+    """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said;
+    ``export`` (and a loaded ``.pt2``) goes to :mod:`irviz.frontends.export`
+    (``export_options``: an ``ExportOptions``).
 
     A :class:`CaptureError` carries the warnings torch raised before it failed."""
     if mode not in MODES:
         raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
     if inputs is not None and not isinstance(inputs, ExampleInputs):
         inputs = ExampleInputs(tuple(inputs))  # a tuple from Python: positional inputs
+    if mode == "export" or target.kind == "exported":
+        return _export_capture(target, mode, inputs, export_options)
     notes: list[str] = []
     eager: EagerRun | None = None
     adapter: CallAdapter | None = None
@@ -406,3 +412,24 @@ def capture(target: Target, mode: str = "script",
             notes.append(f"shapes not recorded: running the model raised {eager.error}")
     return Capture(target=target, mode=done, scripted=scripted, inputs=inputs,
                    warnings=list(recorded), notes=notes, eager=eager, adapter=adapter)
+
+
+def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,
+                    options) -> Capture:
+    """``--mode export`` of a model, or a loaded ``.pt2`` (any mode: shown as loaded)."""
+    from .export import export_target
+
+    notes: list[str] = []
+    if target.kind == "exported":
+        if mode == "trace":
+            notes.append("a saved torch.export program (.pt2) is shown as exported")
+        return Capture(target=target, mode="export", scripted=None, inputs=inputs,
+                       notes=notes, exported=target.obj)
+    with recording_warnings(forward_source(target), target.source_file) as recorded:
+        try:
+            program, more = export_target(target, inputs, options)
+        except CaptureError as exc:
+            exc.warnings = list(recorded)
+            raise
+    return Capture(target=target, mode="export", scripted=None, inputs=inputs,
+                   warnings=list(recorded), notes=notes + more, exported=program)

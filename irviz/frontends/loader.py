@@ -18,7 +18,8 @@ A *spec* is what the user passes on the command line:
     the same for an importable module (the current directory is searched first).
 ``model.pt``
     any other existing file: a TorchScript archive written by ``torch.jit.save``
-    or ``ScriptModule.save``.
+    or ``ScriptModule.save``, or a ``torch.export.save`` program (``.pt2``; kind
+    ``exported``, drawn in export mode).
 
 Importing follows Flask's app discovery (``flask.cli.prepare_import`` /
 ``locate_app``): the file's directory - or, for a file inside a package, the
@@ -79,7 +80,8 @@ class Target:
     name: str
     #: nn.Module instance, torch.jit.ScriptModule, ScriptFunction, or plain function
     obj: object
-    #: "module" | "script_module" | "script_function" | "function" | "archive"
+    #: "module" | "script_module" | "script_function" | "function" | "archive" |
+    #: "exported" (a torch.export program from a .pt2)
     kind: str
     #: user-facing spec for messages, e.g. "samples/decision_gate.py:MyCell"
     spec: str
@@ -729,6 +731,11 @@ def _torch_said(exc: BaseException) -> str:
 
 def _load_archive(location: str) -> LoadResult:
     path = Path(location)
+    from .export import is_exported_archive, load_exported
+
+    if is_exported_archive(path):  # torch.export.save: drawn in export mode
+        return LoadResult([Target(name=path.stem, obj=load_exported(location), kind="exported",
+                                  spec=location, source_file=path.resolve(), user_module=None)])
     try:
         with quiet_torch_warnings():
             obj = torch.jit.load(str(path), map_location="cpu")

@@ -47,13 +47,23 @@ Node attributes (all JSON-serialisable):
 A call container's ``returns``: the producer ids of each value it returns; every
 container's ``at``: how many nodes precede it in program order.
 
-Graph attributes: ``name``, ``mode`` (``script``/``trace``/``archive``),
+``torch.export`` graphs (``mode`` ``export``, :mod:`irviz.ir.build_export`) use the same
+attributes: kinds are the OpOverload's name (``aten::add.Tensor``), the higher-order ops
+``higher_order::cond`` / ``while_loop`` / ``scan`` / ``map`` own their bodies as containers
+``cond.true`` / ``cond.false``, ``while.cond`` / ``while.body``, ``scan.body``, ``map.body``;
+parameters are hidden ``prim::GetAttr`` nodes ``p0…``, literal arguments hidden
+``prim::Constant`` s; module calls are ``method`` containers ``c0/call`` from the
+``nn_module_stack``; a symbolic size is its symbol (``"s77"``) in ``shape``; the graph has
+``range_constraints`` (symbol -> range).
+
+Graph attributes: ``name``, ``mode`` (``script``/``trace``/``archive``/``export``),
 ``root_class``, ``source_file``, ``inputs`` / ``outputs`` (node ids) and
 ``blocks``: container id -> ``{"kind", "parent", "owner", "label", ...}``.
 Container kinds: ``graph`` (the entry graph, id ``root``), ``method`` and
 ``function`` (an expanded call; ``module``, ``class``, ``method``,
 ``call_site``, ``depth``), ``if.then`` / ``if.else``, ``loop.body``,
-``fork.task`` and ``await.task`` (owner = the If/Loop/fork node).
+``fork.task`` and ``await.task`` (owner = the If/Loop/fork node), and export's
+higher-order bodies above (owner = the higher-order op's node).
 """
 from __future__ import annotations
 
@@ -69,18 +79,33 @@ def demangle(type_name: str) -> str:
     return _MANGLE.sub("", type_name)
 
 
+#: torch.export's higher-order ops drawn with their bodies -> the bodies' container kinds
+HIGHER_ORDER_BODIES = {
+    "higher_order::cond": ("cond.true", "cond.false"),
+    "higher_order::while_loop": ("while.cond", "while.body"),
+    "higher_order::scan": ("scan.body",),
+    "higher_order::map": ("map.body",),
+}
 CONTAINER_KINDS = ("graph", "method", "function", "if.then", "if.else",
-                   "loop.body", "fork.task", "await.task")
+                   "loop.body", "fork.task", "await.task",
+                   *(k for kinds in HIGHER_ORDER_BODIES.values() for k in kinds))
 CALL_KINDS = ("method", "function")
 TASK_KINDS = ("fork.task", "await.task")
 BRANCH_KINDS = ("if.then", "if.else")
 LOOP_BODY = "loop.body"
+#: every container that is one branch of a choice (TorchScript ``if``, export ``cond``), and
+#: every body a loop runs again (``prim::Loop``; ``while_loop``, ``scan``, ``map``)
+CHOICE_BODIES = ("if.then", "if.else", "cond.true", "cond.false")
+LOOP_BODIES = ("loop.body", "while.cond", "while.body", "scan.body", "map.body")
 
 #: op kinds that start an asynchronous task, and the ones that wait for its result
 FORK_KINDS = ("prim::fork", "prim::awaitable")
 WAIT_KINDS = ("aten::wait", "prim::awaitable_wait")
 #: op kinds that own blocks
 IF_KIND, LOOP_KIND = "prim::If", "prim::Loop"
+#: op kinds that choose one of their blocks, and the ones that run a block repeatedly
+CHOICE_KINDS = (IF_KIND, "higher_order::cond")
+LOOP_KINDS = (LOOP_KIND, "higher_order::while_loop", "higher_order::scan", "higher_order::map")
 #: node kinds that only carry a value into their consumers
 CONSTANT_KINDS = ("prim::Constant",)
 

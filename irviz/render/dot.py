@@ -31,7 +31,7 @@ from .labels import Labels
 from .plan import DrawPlan, Drawn, RenderOptions, plan_view
 from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, DIFF_CLUSTER, DIFF_EDGE, DIFF_NODE,
                     EDGE_STYLE, FINDING, FONT, GHOST_NODE, NODE_STYLE, OVERLAP_FILL,
-                    PLACEHOLDER_TEXT, node_category)
+                    PLACEHOLDER_TEXT, control_style, node_category)
 
 #: at most this many invisible edges hold one stage below the stage before it
 MAX_STAGE_ENTRIES = 24
@@ -225,7 +225,7 @@ class _DotWriter:
 
     def _emit_control(self, item: Drawn, indent: str) -> None:
         node = item.id
-        kind = {"prim::If": "if", "prim::Loop": "loop"}.get(self.G.nodes[node]["kind"], "fork")
+        kind = control_style(self.G.nodes[node]["kind"])
         label, tooltip = self.labels.control_frame(node)
         self._cluster_head(f"ctl:{node}", kind, label, tooltip, indent,
                            diff=diff_status(self.G.nodes[node]))

@@ -15,7 +15,8 @@ import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
-from ..ir.model import TASK_KINDS, format_shape, is_folded, returned_shape
+from ..ir.model import (CHOICE_BODIES, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
+                        returned_shape)
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
@@ -164,7 +165,7 @@ class Labels:
             rows.append(_truncate(", ".join(shapes), 40))
         elif kind == "prim::Param" and data["outputs"]:
             rows.append(data["outputs"][0]["type"])
-        folded = self.folded(node) if kind != "prim::Loop" else []
+        folded = self.folded(node) if kind not in LOOP_KINDS else []
         if folded:
             more = "…" if len(folded) > MAX_FOLDED else ""
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
@@ -288,6 +289,9 @@ class Labels:
         info = self.blocks[cid]
         where = self._loc(info.get("user_source"))
         label = f"<<B>{_h(_truncate(info['label'], 80))}</B>"
+        other = (info.get(DIFF) or {}).get("right_label")
+        if other:   # irviz diff: the right side calls another class here
+            label += f" → <B>{_h(_truncate(other.rsplit(': ', 1)[-1], 60))}</B>"
         if info.get("method") not in (None, "forward") and info["kind"] == "method":
             label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
         frozen = info.get("irviz.frozen")
@@ -312,7 +316,12 @@ class Labels:
         where = self._loc(data.get("user_source") or data.get("source"))
         code = data.get("code") or {
             "prim::fork": "torch.jit.fork (traced: no source line)",
-            "prim::awaitable": "torch.jit._awaitable"}.get(data["kind"], data["kind"])
+            "prim::awaitable": "torch.jit._awaitable",
+            "higher_order::cond": "torch.cond", "higher_order::while_loop": "while_loop",
+            "higher_order::scan": "scan", "higher_order::map": "map",
+        }.get(data["kind"], data["kind"])
+        if where and not data.get("code") and data["kind"].startswith("higher_order::"):
+            where = f"in the body called at {where}"   # torch kept only the outer op's line
         label = f"<<B>{_h(_truncate(code, 60))}</B>"
         if where:
             label += f' <FONT POINT-SIZE="9">{_h(_truncate(where, 60))}</FONT>'
@@ -328,7 +337,7 @@ class Labels:
 
     def empty_block(self, cid: str) -> Text:
         info = self.blocks[cid]
-        text = "passes its input through" if info["kind"].startswith("if") else "empty"
+        text = "passes its input through" if info["kind"] in CHOICE_BODIES else "empty"
         return Text(text, tooltip([f"{info['label']}: no operations"]))
 
     # -- edges -------------------------------------------------------------------

@@ -6,6 +6,8 @@ to stay readable when printed in grey and on light backgrounds.
 """
 from __future__ import annotations
 
+from ..ir.model import CHOICE_BODIES, CHOICE_KINDS, LOOP_BODIES, LOOP_KINDS
+
 FONT = "Helvetica"
 
 #: node category -> DOT node attributes
@@ -53,6 +55,21 @@ CLUSTER_STYLE = {
                    "fontcolor": "#b34700"},
     "frozen":    {"color": "#c62828", "penwidth": "2.5"},
 }
+# torch.export's higher-order bodies: a cond branch looks like an if branch, a
+# while/scan/map body like a loop body
+CLUSTER_STYLE.update({kind: CLUSTER_STYLE["if.then"] for kind in CHOICE_BODIES
+                      if kind not in CLUSTER_STYLE})
+CLUSTER_STYLE.update({kind: CLUSTER_STYLE["loop.body"] for kind in LOOP_BODIES
+                      if kind not in CLUSTER_STYLE})
+
+
+def control_style(kind: str) -> str:
+    """The frame style (``if``, ``loop`` or ``fork``) of a node kind that owns blocks."""
+    if kind in CHOICE_KINDS:
+        return "if"
+    if kind in LOOP_KINDS:
+        return "loop"
+    return "fork"
 
 #: facts from the analyses, drawn on top of the node's own style
 OVERLAP_FILL = "#fff0d6"     # parent work that runs beside a forked task
@@ -120,7 +137,7 @@ def node_category(kind: str) -> str:
         return "input"
     if kind == "prim::Return":
         return "output"
-    if kind in ("prim::If", "prim::Loop"):
+    if kind in CHOICE_KINDS or kind in LOOP_KINDS:
         return "control"
     if kind in ("prim::fork", "prim::awaitable"):
         return "fork"
