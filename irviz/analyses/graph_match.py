@@ -667,8 +667,11 @@ def union_graph(diff: GraphDiff, title: str | None = None) -> nx.DiGraph:
     for cid in later.get(None, ()):
         add_right_block(cid)
     for cid, info in L.graph["blocks"].items():
-        blocks[cid] = {**info, DIFF: {"status": "same" if cid in diff.containers else "removed",
-                                      "left": cid, "right": diff.containers.get(cid)}}
+        partner = diff.containers.get(cid)
+        record = {"status": "same" if partner else "removed", "left": cid, "right": partner}
+        if partner and right_blocks[partner]["label"] != info["label"]:
+            record["right_label"] = right_blocks[partner]["label"]   # another class
+        blocks[cid] = {**info, DIFF: record}
         for right_cid in later.get(cid, ()):
             add_right_block(right_cid)
     U.graph.update(L.graph)

@@ -165,6 +165,10 @@ class Labels:
             rows.append(_truncate(", ".join(shapes), 40))
         elif kind == "prim::Param" and data["outputs"]:
             rows.append(data["outputs"][0]["type"])
+        elif data["outputs"] and data["outputs"][0].get("type") in ("SymInt", "SymBool"):
+            rows.append(f"= {data['outputs'][0].get('name')}")   # torch.export: a symbol
+        if data.get("guards"):   # torch.export: ranges and runtime asserts on its symbols
+            rows.append(_truncate("guard: " + "; ".join(data["guards"]), 56))
         folded = self.folded(node) if kind not in LOOP_KINDS else []
         if folded:
             more = "…" if len(folded) > MAX_FOLDED else ""
@@ -215,6 +219,7 @@ class Labels:
         folded = self.folded(node)
         if folded:
             lines.append("args: " + ", ".join(folded))
+        lines += [f"guard: {g}" for g in data.get("guards", ())]
         lines += self._badge_tooltip(node)
         if WAITS in data:
             lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
