@@ -238,9 +238,12 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
                                  "[tool.irviz]]")
 @click.option("-o", "--output", metavar="FILE", help="Write findings here (default: stdout).")
 @click.option("--exit-zero", is_flag=True, help="Exit 0 even when there are findings.")
-@click.option("--mode", type=click.Choice(["both", "script", "trace"]), default="both",
-              show_default=True, help="Which captures to compare: script, trace (needs "
-                                      "inputs), or both.")
+@click.option("--mode", type=click.Choice(["both", "script", "trace", "export"]),
+              default="both", show_default=True,
+              help="Which captures to compare: script, trace (needs inputs), or both; "
+                   "export runs torch.export only (its migration rules are not written yet).")
+@click.option("--strict", is_flag=True,
+              help="--mode export: torch.export.export(strict=True) (Dynamo).")
 @click.option("--inputs", metavar="EXPR", help="Example inputs (see `irviz render`).")
 @click.option("--dynamic-dims", multiple=True, metavar="NAME:DIM",
               help="Dimensions of forward() arguments that vary in deployment, e.g. xs:0; "
@@ -257,7 +260,7 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_config_option
 @_isolation_options
-def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, inputs,
+def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
          dynamic_dims, no_exec, show_unconfirmed, no_hints, quiet, debug, config_path,
          isolate, timeout, memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
@@ -272,7 +275,7 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, i
          ignore=_codes(ignore), extend_select=_codes(extend_select), fmt=fmt or "text",
          output=output, exit_zero=exit_zero, mode=mode, dynamic_dims=list(dynamic_dims),
          no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed), no_hints=no_hints,
-         quiet=quiet)
+         quiet=quiet, strict=strict)
 
 
 @main.command("rule")

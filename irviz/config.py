@@ -42,7 +42,7 @@ except ImportError:  # pragma: no cover - Python 3.10
 
 __all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored"]
 
-MODES = ("script", "trace", "auto")
+MODES = ("script", "trace", "auto", "export")
 FORMATS = ("text", "json", "sarif", "github")
 ENGINES = ("auto", "dot", "wasm")
 

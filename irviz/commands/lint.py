@@ -22,6 +22,8 @@ class LintRequest:
     dynamic_dims: list[str] = field(default_factory=list)
     no_exec: bool = False
     show_unconfirmed: bool = False
+    #: ``--mode export``: strict torch.export (``dynamic_dims`` become its dynamic_shapes)
+    strict: bool = False
     no_hints: bool = False
     quiet: bool = False
     debug: bool = False
@@ -43,6 +45,9 @@ def run(request: LintRequest, workspace: Workspace) -> int:
         from ..report.formatters import FORMATTERS
 
         check_output_file(request.output)
+        workspace.set_export_options(
+            request.mode, request.strict,
+            tuple(request.dynamic_dims) if request.mode == "export" else (), console.say)
         gate = Gate.from_config(workspace.config, request.select, request.ignore,
                                 request.extend_select)
         options = LintOptions(mode=request.mode, dynamic_dims=list(request.dynamic_dims),

@@ -93,10 +93,9 @@ def _value_info(value: Any, name: str | None = None) -> dict:
     if isinstance(value, torch.Tensor):
         return {"name": name, "type": "Tensor", "shape": [_dim(d) for d in value.shape],
                 "dtype": str(value.dtype).replace("torch.", "")}
-    if isinstance(value, torch.SymInt):
-        return {"name": name or str(value), "type": "SymInt", "shape": None, "dtype": None}
-    if isinstance(value, torch.SymBool):
-        return {"name": name or str(value), "type": "SymBool", "shape": None, "dtype": None}
+    if isinstance(value, (torch.SymInt, torch.SymBool)):   # named by its symbol (u0, s77)
+        return {"name": str(value), "type": type(value).__name__, "shape": None,
+                "dtype": None}
     if isinstance(value, (int, float, bool)):
         return {"name": name, "type": type(value).__name__, "shape": None, "dtype": None}
     return {"name": name, "type": type(value).__name__ if value is not None else "None",
@@ -184,13 +183,59 @@ class _ExportBuilder:
                   scope=("", root_class), outputs=[],
                   inputs=[(list(r), info) for r, info in user_outputs])
         self._returns()
+        ranges = {str(k): _range_text(v) for k, v in
+                  getattr(program, "range_constraints", {}).items()}
+        self._guards(ranges)
         self.G.graph.update(
             name=cap.name, mode="export", root_class=root_class,
             source_file=str(cap.target.source_file) if cap.target.source_file else None,
             inputs=inputs, outputs=["out"], blocks=self.blocks,
-            range_constraints={str(k): str(v) for k, v in
-                               getattr(program, "range_constraints", {}).items()})
+            range_constraints=ranges)
         return self.G
+
+    # -- runtime asserts and range constraints -------------------------------------
+    def _guards(self, ranges: dict[str, str]) -> None:
+        """Badges (``guards``: a list of texts) on the nodes the program's guards
+        constrain: each symbol's range (``s77 ∈ 2..∞``) on the input whose shape holds it
+        or the op that makes it (``item`` -> ``u0``), and each runtime assert
+        (``aten::_assert_scalar``: ``u0 <= s77``) on the nodes making its symbols; the
+        assert and the comparison feeding only it are folded away."""
+        G = self.G
+        makers: dict[str, str] = {}
+        for node, data in G.nodes(data=True):
+            if data.get("hidden"):
+                continue
+            for out in data["outputs"]:
+                if out.get("type") in ("SymInt", "SymBool") and _SYMBOL.fullmatch(
+                        out.get("name") or ""):
+                    makers.setdefault(out["name"], node)
+                for d in out.get("shape") or ():
+                    if isinstance(d, str) and _SYMBOL.fullmatch(d):
+                        makers.setdefault(d, node)
+        for symbol, node in makers.items():
+            if symbol in ranges:
+                G.nodes[node].setdefault("guards", []).append(f"{symbol} ∈ {ranges[symbol]}")
+        for node, data in list(G.nodes(data=True)):
+            if data["kind"] != "aten::_assert_scalar" or not data["inputs"]:
+                continue
+            checked = data["inputs"][0]
+            expr = None
+            for producer in checked:
+                outs = G.nodes[producer]["outputs"]
+                if outs and outs[0].get("type") == "SymBool":
+                    expr = outs[0].get("name")
+            if not expr:
+                continue
+            data["hidden"] = True
+            data["guard"] = expr
+            for producer in checked:
+                if all(G.nodes[c]["kind"] == "aten::_assert_scalar" for c in G.successors(producer)):
+                    G.nodes[producer]["hidden"] = True
+            for symbol in dict.fromkeys(_SYMBOL.findall(expr)):
+                if symbol in makers:
+                    guards = G.nodes[makers[symbol]].setdefault("guards", [])
+                    if f"assert {expr}" not in guards:
+                        guards.append(f"assert {expr}")
 
     def _root_class(self, gm) -> str:
         for node in gm.graph.nodes:
@@ -270,7 +315,8 @@ class _ExportBuilder:
         if not recorded:   # none recorded (an op export added): where the previous node was
             return (opened[-1][1], self.blocks[opened[-1][1]]["scope"]) if opened \
                 else (block, scope)
-        stack = [(key, path, cls) for key, (path, cls) in recorded.items() if path != ""]
+        stack = [(key, path, cls) for key, (path, cls) in recorded.items()
+                 if path != "" and not key.startswith("_empty_nn_module_stack")]
         common = 0
         while common < min(len(opened), len(stack)) and opened[common][0] == stack[common][0]:
             common += 1
@@ -451,6 +497,21 @@ def _HOP_TARGETS() -> set:
 
 
 _HOPS = None
+
+
+_SYMBOL = re.compile(r"\b[su]\d+\b")
+
+
+def _range_text(vr) -> str:
+    """``VR[2, int_oo]`` -> ``2..∞``."""
+    lower, upper = getattr(vr, "lower", None), getattr(vr, "upper", None)
+    if lower is None:
+        return str(vr)
+
+    def bound(b) -> str:
+        text = str(b)
+        return {"int_oo": "∞", "-int_oo": "-∞", "oo": "∞", "-oo": "-∞"}.get(text, text)
+    return f"{bound(lower)}..{bound(upper)}"
 
 
 def _leaves(value) -> list:
