@@ -508,7 +508,7 @@ def test_snake_case_key_suggests_kebab_case(tmp_path):
     ("depth = true", "`depth` in [tool.irviz] of {path} must be a non-negative integer, "
                      "got a boolean: True"),
     ('mode = "fast"', "`mode` in [tool.irviz] of {path} must be one of script, trace, "
-                      "auto, got a string: 'fast'"),
+                      "auto, export, got a string: 'fast'"),
     ('format = "xml"', "`format` in [tool.irviz] of {path} must be one of text, json, "
                        "sarif, github, got a string: 'xml'"),
     ('per-file-ignores = ["IRV1"]', "`per-file-ignores` in [tool.irviz] of {path} must "
