@@ -13,6 +13,7 @@ import io
 import logging
 import re
 import sys
+import types
 from pathlib import Path
 from typing import NamedTuple, Optional
 
@@ -421,3 +422,110 @@ def test_source_finding_is_a_frozen_dataclass():
         "rule", "path", "line", "column", "end_line", "end_column", "detail", "function",
         "evidence"]
     assert list(fact.evidence_lines()) == [1]  # its own lines unless it names others
+
+
+# --------------------------------------------------------------------------- non-tensor values
+class _KVCache:
+    """A key/value cache as transformers has them: a plain class holding tensors."""
+
+    def __init__(self):
+        self.is_updated = {}
+
+    def update(self, key, value, index):
+        return key, value
+
+
+class _Narrowed(torch.nn.Module):
+    def forward(self, x, cache=None):  # marker: narrowed-params
+        updated = False
+        if isinstance(cache, _KVCache):  # a type test: no tensor metadata
+            updated = cache.is_updated.get(0)  # here cache is a _KVCache, not a tensor
+            key, value = cache.update(x, x, 0)  # a cache's update: no tensor iteration
+            x = key + value
+        if updated:  # narrowed above: a Python value
+            x = x + 1
+        if x.sum() > 0 and updated:  # marker: narrowed-data
+            x = x + 1
+        if isinstance(cache, torch.Tensor):  # the Python type: the same for every tensor
+            x = x + 1
+        return x
+
+
+def test_isinstance_is_no_metadata_and_narrows_to_a_non_tensor_class():
+    """``isinstance(cache, SomeCache)`` and ``isinstance(n, torch.Tensor)`` test a Python
+    type, which a traced graph's tensors all share: no IRV102. In the body of ``if
+    isinstance(cache, SomeCache):`` the name holds that class, so what is read from it is no
+    tensor data (no IRV101 on ``if updated:``, no IRV104 on ``k, v = cache.update(...)``)."""
+    got = {(f.line, f.rule.code) for f in source_findings(_Narrowed())}
+    assert got == {(marker_line("narrowed-params"), "IRV122"),
+                   (marker_line("narrowed-data"), "IRV101")}
+
+
+def _helper(x):
+    return x
+
+
+class _UnknownReceiver(torch.nn.Module):
+    def forward(self, x):
+        out = _helper(x)  # some value built from tensors, structure unknown
+        a, b = out.update(x)  # no tensor has `update`: not a tensor being iterated
+        c, d = out.sum(0)  # marker: tensor-method-unpacked
+        return a + b + c + d
+
+
+def test_a_method_no_tensor_has_is_not_a_tensor_result():
+    got = {(f.line, f.rule.code) for f in source_findings(_UnknownReceiver())}
+    assert got == {(marker_line("tensor-method-unpacked"), "IRV104")}
+
+
+#: a decorator of another module (transformers' ``deprecate_kwarg``): functools.wraps
+_DECORATORS = types.ModuleType("irviz_test_decorators")
+exec("import functools\n"
+     "def deprecated(fn):\n"
+     "    @functools.wraps(fn)\n"
+     "    def wrapper(*args, **kwargs):\n"
+     "        return fn(*args, **kwargs)\n"
+     "    return wrapper\n", _DECORATORS.__dict__)
+
+
+class _DecoratedAttention(torch.nn.Module):
+    @_DECORATORS.deprecated
+    def forward(self, x, cache: Optional[_KVCache] = None, flag: bool = False):
+        if cache and flag:  # annotated as no tensor: the names resolve in this module
+            x = x + 1
+        return x
+
+
+class _CallsDecorated(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.attn = _DecoratedAttention()
+
+    def forward(self, x):
+        t = x.sum()
+        return self.attn(x, t, t)  # a flow-insensitive guess: tensors passed
+
+
+def test_a_decorated_functions_annotations_resolve_in_its_own_module():
+    """transformers decorates forward (``@deprecate_kwarg``): ``Cache`` in its annotations
+    is a name of the model's module, not of the decorator's."""
+    assert source_findings(_CallsDecorated()) == []
+
+
+class _MisannotatedBlock(torch.nn.Module):
+    def forward(self, x) -> torch.Tensor:  # says a tensor, returns a pair (as Swin's layers)
+        return x, x
+
+
+class _UnpacksBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = _MisannotatedBlock()
+
+    def forward(self, x):
+        y, weights = self.block(x)  # a pair unpacked, not a tensor iterated
+        return y + weights
+
+
+def test_a_return_annotation_a_returned_tuple_contradicts_is_not_believed():
+    assert source_findings(_UnpacksBlock()) == []

@@ -53,8 +53,12 @@ WARNED = frozenset(r.code for r in (TensorToPythonBool, TensorIteration, LenOfTe
 #: and the trace's outputs, wherever the model's code lives
 INTERFACE = frozenset(r.code for r in (DefaultArgBaked, NonTensorInput, ListOutput,
                                        DictOrNonTensorOutput))
-#: findings of other layers that confirm a source finding on the same line
-CONFIRMING = frozenset(r.code for r in (TraceScriptDivergence, ShapeSpecializedTrace))
+#: findings of other layers that confirm a source finding on the same line: a second trace
+#: on other shapes that changed there confirms anything; the scripted graph keeping a
+#: branch the trace froze confirms that *something* was frozen (a dtype, ``self.training``),
+#: not that it was tensor data (every ``and``/``or`` is an ``if`` in TorchScript)
+CONFIRMING = frozenset({ShapeSpecializedTrace.code, TraceScriptDivergence.code})
+CONFIRMING_DATA = frozenset({ShapeSpecializedTrace.code})
 
 
 # --------------------------------------------------------------------------- arguments
@@ -200,6 +204,7 @@ def weigh(found: dict, obj: Any, trace: Any, warnings: Iterable, show_unconfirme
     weighed = Weighed()
     warned = _warned_lines(warnings)
     confirmed = {(p, line) for (code, p, line) in found if code in CONFIRMING}
+    confirmed_data = {(p, line) for (code, p, line) in found if code in CONFIRMING_DATA}
     ran = None
     if trace is not None and trace.eager is not None and not trace.eager.error:
         executed = {}
@@ -212,19 +217,20 @@ def weigh(found: dict, obj: Any, trace: Any, warnings: Iterable, show_unconfirme
         if tuple(d.layers) != ("ast",) or code in INTERFACE:
             continue
         lines = range(line, (d.end_line or line) + 1)
-        if (path, line) in warned or any((path, n) in confirmed for n in lines):
-            continue  # torch warned here (the trace layer folded its warning into this
-            # finding), or another layer saw the line change
+        if (path, line) in warned:
+            continue  # torch warned here (the trace layer folded its warning into this)
         if code in WARNED:
-            if any((path, n) in warned for n in lines):
-                continue  # the conversion is on another line of the statement
+            if any((path, n) in warned or (path, n) in confirmed_data for n in lines):
+                continue  # the conversion is on another line of the statement, or a
+                # re-trace on other shapes changed there
             if ran is not None and _watched(path) and any(
                     n in ran.get(_real(path), ()) for n in lines):
                 del found[key]
                 weighed.no_warning += 1
             continue
         if show_unconfirmed or not code.startswith("IRV1") \
-                or not is_installed_library_file(path):
+                or not is_installed_library_file(path) \
+                or any((path, n) in confirmed for n in lines):
             continue
         if code == TrainingFlagBranch.code:
             if training is None:

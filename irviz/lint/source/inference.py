@@ -1417,7 +1417,13 @@ class Inference:
         return annotation_class(src.node.returns)
 
     def _returns_tensor(self, fn: Any) -> bool:
-        return self._return_annotation(fn) == "tensor"
+        """Annotated to return a tensor, and no ``return a, b`` says otherwise (a library's
+        ``-> torch.Tensor`` on a forward that returns a tuple)."""
+        if self._return_annotation(fn) != "tensor":
+            return False
+        src = load_source(fn)
+        return not any(isinstance(n, ast.Return) and isinstance(n.value, ast.Tuple)
+                       for n in walk_scope(src.node))
 
     def _returns_nontensor(self, fn: Any) -> bool:
         return self._return_annotation(fn) in ("nontensor", "none")
