@@ -164,7 +164,12 @@ def _failure(target: Target, exc: BaseException, strict: bool, printed: str) -> 
     gb = re.search(r"/gb/(gb\d{4})\.html", text)
     reason = f"{type(exc).__name__}: {first}" + (f" ({gb.group(1).upper()})" if gb else "")
     lowered = text.lower()
-    if "data-dependent" in lowered or "guardondatadependent" in type(exc).__name__.lower():
+    scripted = [name for name, m in getattr(target.obj, "named_modules", lambda: ())()
+                if isinstance(m, (torch.jit.ScriptModule, torch.jit.ScriptFunction))]
+    if scripted:
+        hint = (f"the model holds TorchScript ({scripted[0] or 'itself'}: scripted or traced), "
+                "which torch.export cannot take: build it from the Python modules for export")
+    elif "data-dependent" in lowered or "guardondatadependent" in type(exc).__name__.lower():
         hint = ("export cannot branch on tensor data: write the branch as torch.cond "
                 "(or torch.where for elementwise choices); --mode script keeps the `if`")
     elif "constraints violated" in lowered:
@@ -240,9 +245,13 @@ def _static_notes(program, shapes: dict) -> list[str]:
             continue
         for dim in dims:
             size = value.shape[dim]
-            if not isinstance(size, torch.SymInt):
-                notes.append(f"--dynamic-dims {name}:{dim} came out static: export "
-                             f"specialised it to {int(size)}")
+            if isinstance(size, torch.SymInt):   # a symbol, unless export fixed its value
+                fixed = size.node.maybe_as_int() if hasattr(size.node, "maybe_as_int") else None
+                if fixed is None:
+                    continue
+                size = fixed
+            notes.append(f"--dynamic-dims {name}:{dim} came out static: export "
+                         f"specialised it to {int(size)}")
     return notes
 
 

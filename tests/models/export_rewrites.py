@@ -4,7 +4,7 @@
 branch must not return its input itself: ``x.clone()``); ``ScanRNN`` is ``rnn_loop``'s
 loop over ``xs.size(0)`` as ``scan``, each step calling the cond cell, so a ``cond`` is
 nested in the scan body; ``WhileCount`` is a ``while_loop``; ``MapRows`` a ``map``;
-``KeywordScale`` takes a keyword input.
+``KeywordScale`` takes a keyword input; ``Guarded`` has runtime asserts.
 """
 import torch
 from torch._higher_order_ops import map as hop_map
@@ -73,6 +73,16 @@ class KeywordScale(torch.nn.Module):
         return self.proj(x) * scale
 
 
+class Guarded(torch.nn.Module):
+    """Runtime asserts (``torch._check``) on a data-dependent size."""
+
+    def forward(self, x, k):
+        n = k.item()
+        torch._check(n >= 1)
+        torch._check(n <= x.shape[0])
+        return x[:n] * 2
+
+
 example_inputs = {
     "CondGate": lambda: (torch.rand(3, 4),),
     "CondCell": lambda: (torch.rand(3, 4), torch.rand(3, 4)),
@@ -80,4 +90,5 @@ example_inputs = {
     "WhileCount": lambda: (torch.rand(3),),
     "MapRows": lambda: (torch.rand(5, 4),),
     "KeywordScale": lambda: dict(x=torch.rand(2, 4), scale=torch.rand(1)),
+    "Guarded": lambda: (torch.rand(6, 4), torch.tensor(3)),
 }
