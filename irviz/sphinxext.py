@@ -57,7 +57,7 @@ def _align(argument: str) -> str:
 
 
 def _mode(argument: str) -> str:
-    return directives.choice(argument, ("script", "trace", "auto"))
+    return directives.choice(argument, ("script", "trace", "auto", "export"))
 
 
 # ---------------------------------------------------------------------------------------
