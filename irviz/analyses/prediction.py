@@ -1,0 +1,205 @@
+"""The predicted speed-up of a model's forks for a thread setting: static and calibrated.
+
+Why it exists: the report's headline number. Both predictions play the model's task
+DAG out on the machine with :mod:`irviz.analyses.schedule` (the inter-op pool, the
+caller, waits that suspend, ops sharing the cores); they differ in where the ops'
+times and cores come from:
+
+* **static** (no run): each op's cost from :mod:`irviz.analyses.cost`, its intra-op
+  threads from its size (:mod:`irviz.analyses.intraop`: ``ceil(elements / 32768)``,
+  at most the setting's intra-op threads), which decides how many cores it keeps busy
+  and how much faster it runs;
+* **calibrated** (``--calibrate`` / ``--measure``): the serial baseline timed in each
+  setting (:mod:`irviz.measure`) gives its wall time and CPU time; the static op times
+  are scaled so the serial program takes the measured wall time, and the ops that can
+  use several threads get the cores that make the serial run's CPU per wall second
+  come out as measured.
+
+Speed-up = the serial program's time (every op on the caller, alone) / the simulated
+forked time, in the same setting.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import networkx as nx
+
+from ..ir.model import FORK_KINDS, WAIT_KINDS
+from .cost import cost_of
+from .fork_wait import forks_waited, level_chain, loop_multiplicity, region
+from .intraop import op_speed, usable_threads
+from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
+
+__all__ = ["OpTimes", "static_times", "calibrated_times", "build_program", "predict",
+           "Prediction"]
+
+
+@dataclass(frozen=True)
+class OpTimes:
+    """Each node's time alone (us, one execution) and the cores it keeps busy."""
+
+    us: dict[str, float]
+    cores: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Prediction:
+    intra_op: int
+    inter_op: int
+    cpus: int
+    serial_us: float
+    forked_us: float
+    speedup: float
+    basis: str          # "static" | "calibrated"
+
+
+def static_times(G: nx.DiGraph, intra: int) -> OpTimes:
+    """Static op times at ``intra`` intra-op threads (cost / speed-up of its threads)."""
+    us, cores = {}, {}
+    for node, data in G.nodes(data=True):
+        cost = cost_of(data)
+        if cost <= 0:
+            continue
+        threads = usable_threads(G, node, intra)
+        us[node] = cost / op_speed(threads)
+        cores[node] = float(threads)
+    return OpTimes(us, cores)
+
+
+def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
+                     serial_cpu_s: float | None) -> OpTimes:
+    """Static times scaled to the measured serial wall time; multi-threaded ops' cores
+    set so the serial run's CPU/wall comes out as measured (``serial_cpu_s``)."""
+    base = static_times(G, intra)
+    program = build_program(G, base)
+    total = serial_us(program)
+    scale = serial_wall_s * 1e6 / total if total > 0 else 1.0
+    us = {n: v * scale for n, v in base.us.items()}
+    cores = dict(base.cores)
+    if serial_cpu_s and serial_wall_s > 0:
+        u = min(max(serial_cpu_s / serial_wall_s, 1.0), float(max(intra, 1)))
+        # time-weighted: (single-thread time + x * multi-thread time) / total = u
+        weights = _executed_time(G, program, base)
+        single = sum(t for n, t in weights.items() if base.cores.get(n, 1.0) <= 1.0)
+        multi = sum(t for n, t in weights.items() if base.cores.get(n, 1.0) > 1.0)
+        whole = single + multi
+        if multi > 0.05 * whole:
+            x = min(max((u * whole - single) / multi, 1.0), float(intra))
+            cores = {n: (x if c > 1.0 else 1.0) for n, c in base.cores.items()}
+        elif u > 1.05:   # the sizes say one thread, the machine says more: believe it
+            cores = {n: u for n in base.cores}
+    return OpTimes(us, cores)
+
+
+def _executed_time(G, program: Program, times: OpTimes) -> dict[str, float]:
+    """Node -> time it takes in the whole program (its executions counted)."""
+    out: dict[str, float] = {}
+    for steps in program.values():
+        for step in steps:
+            if isinstance(step, Run):
+                for node, t in getattr(step, "_nodes", ()):
+                    out[node] = out.get(node, 0.0) + t
+    if not out:  # Runs carry no node list: fall back to one execution each
+        out = dict(times.us)
+    return out
+
+
+def _multiplicity(G: nx.DiGraph, node: str) -> int:
+    data = G.nodes[node]
+    on_thread = loop_multiplicity(G, level_chain(G, data["block"])) or 1
+    fork = data["subgraph_of"]
+    while fork is not None:   # a task waited in the same iteration runs once per iteration
+        found = region(G.nodes[fork])
+        if found is not None and found.same_iteration:
+            on_thread *= loop_multiplicity(G, level_chain(G, G.nodes[fork]["block"])) or 1
+        fork = G.nodes[fork]["subgraph_of"]
+    return on_thread
+
+
+def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
+    """The model as a :class:`~irviz.analyses.schedule.Program`: one step list per task
+    instance (a loop of forks starts one instance per trip), ops merged into Runs."""
+    levels: dict[str | None, list[str]] = {}
+    for node in G:
+        levels.setdefault(G.nodes[node]["subgraph_of"], []).append(node)
+    program: Program = {}
+    instances: dict[str, list[str]] = {}        # fork node -> every instance id
+    mult_cache: dict[tuple, int] = {}
+
+    def mult(node: str) -> int:
+        key = (G.nodes[node]["block"], G.nodes[node]["subgraph_of"])
+        if key not in mult_cache:
+            mult_cache[key] = _multiplicity(G, node)
+        return mult_cache[key]
+
+    def build(level: str | None, task_id: str) -> list:
+        steps: list = []
+        pending: list[tuple[str, float]] = []
+        pending_cores = [None]
+        local: dict[str, list[str]] = {}
+        waited: set[str] = set()
+        lazy: dict[str, list] = {}
+
+        def flush() -> None:
+            if pending:
+                run = Run(sum(t for _, t in pending), pending_cores[0])
+                object.__setattr__(run, "_nodes", tuple(pending))
+                steps.append(run)
+                pending.clear()
+
+        def add(node: str) -> None:
+            us = times.us.get(node, 0.0) * mult(node)
+            if us <= 0:
+                return
+            cores = times.cores.get(node, 1.0)
+            if pending and pending_cores[0] != cores:
+                flush()
+            pending_cores[0] = cores
+            pending.append((node, us))
+
+        for node in levels.get(level, []):
+            data = G.nodes[node]
+            kind = data["kind"]
+            add(node)
+            if kind in FORK_KINDS:
+                found = region(data)
+                count = 1 if found is None or found.same_iteration else (
+                    loop_multiplicity(G, level_chain(G, data["block"])) or 1)
+                for j in range(count):
+                    tid = f"{task_id}/{node}#{j}"
+                    body = build(node, tid)
+                    instances.setdefault(node, []).append(tid)
+                    if kind == "prim::awaitable":      # lazy: runs when awaited
+                        lazy.setdefault(node, []).extend(body)
+                        continue
+                    flush()
+                    program[tid] = body
+                    steps.append(Fork(tid))
+                    local.setdefault(node, []).append(tid)
+            elif kind in WAIT_KINDS:
+                for fork in forks_waited(data):
+                    if fork in lazy:
+                        flush()
+                        steps.extend(lazy.pop(fork))
+                        continue
+                    for tid in local.get(fork) or instances.get(fork, []):
+                        if tid not in waited and tid in program:
+                            flush()
+                            steps.append(Wait(tid))
+                            waited.add(tid)
+        flush()
+        return steps
+
+    program[MAIN] = build(None, "")
+    return program
+
+
+def predict(G: nx.DiGraph, intra: int, inter: int, cpus: int,
+            times: OpTimes | None = None, basis: str = "static") -> Prediction:
+    """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores."""
+    times = times or static_times(G, intra)
+    program = build_program(G, times)
+    serial = serial_us(program)
+    forked = simulate(program, max(inter, 1), cpus).makespan_us
+    return Prediction(intra, inter, cpus, round(serial, 3), round(forked, 3),
+                      round(serial / forked, 3) if forked > 0 else 1.0, basis)

@@ -1,0 +1,172 @@
+"""The scheduling simulation, the static intra-op model and the predictions built on them."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from irviz import api
+from irviz.analyses.intraop import GRAIN_SIZE, op_speed, usable_threads
+from irviz.analyses.prediction import build_program, calibrated_times, predict, static_times
+from irviz.analyses.schedule import MAIN, Fork, Run, Wait, serial_us, simulate, speedup
+from conftest import SAMPLES
+
+
+# -- the simulation on hand-built task DAGs with known answers --------------------------
+
+def two_tasks(us=100.0, cores=1.0):
+    return {MAIN: [Fork("a"), Fork("b"), Wait("a"), Wait("b")],
+            "a": [Run(us, cores)], "b": [Run(us, cores)]}
+
+
+def test_two_equal_tasks_need_two_pool_threads():
+    assert simulate(two_tasks(), interop=1, cpus=2).makespan_us == pytest.approx(200)
+    assert simulate(two_tasks(), interop=2, cpus=2).makespan_us == pytest.approx(100)
+    assert simulate(two_tasks(), interop=4, cpus=2).makespan_us == pytest.approx(100)
+
+
+def test_more_pool_threads_than_cores_share_the_cores():
+    assert simulate(two_tasks(), interop=2, cpus=1).makespan_us == pytest.approx(200)
+    three = {MAIN: [Fork("a"), Fork("b"), Fork("c"), Wait("a"), Wait("b"), Wait("c")],
+             **{t: [Run(100)] for t in "abc"}}
+    assert simulate(three, interop=3, cpus=2).makespan_us == pytest.approx(150)
+
+
+def test_intra_op_threads_take_cores():
+    # each task's op keeps two cores busy: two of them on two cores run at half speed
+    assert simulate(two_tasks(cores=2), interop=2, cpus=2).makespan_us == pytest.approx(200)
+    assert simulate(two_tasks(cores=1.5), interop=2, cpus=2).makespan_us == pytest.approx(150)
+    assert simulate(two_tasks(cores=2), interop=2, cpus=4).makespan_us == pytest.approx(100)
+
+
+def test_a_nested_wait_frees_its_pool_thread():
+    # one pool thread: A forks B and waits for it; if A's wait held the thread, B could
+    # never run (deadlock). It suspends A, B runs, then A's continuation.
+    program = {MAIN: [Fork("A"), Wait("A")],
+               "A": [Run(10), Fork("B"), Run(20), Wait("B"), Run(5)],
+               "B": [Run(100)]}
+    schedule = simulate(program, interop=1, cpus=2)
+    assert schedule.makespan_us == pytest.approx(10 + 20 + 100 + 5)
+    threads = {(s.task, s.thread) for s in schedule.segments}
+    assert ("B", "pool 0") in threads and ("A", "pool 0") in threads
+
+
+def test_the_blocked_caller_takes_no_pool_work():
+    # the caller waits for A while B is queued behind it on the one pool thread
+    program = {MAIN: [Fork("A"), Fork("B"), Wait("A"), Wait("B")],
+               "A": [Run(100)], "B": [Run(100)]}
+    assert simulate(program, interop=1, cpus=2).makespan_us == pytest.approx(200)
+
+
+def test_the_caller_works_beside_its_task():
+    program = {MAIN: [Fork("A"), Run(100), Wait("A")], "A": [Run(60)]}
+    assert simulate(program, interop=1, cpus=2).makespan_us == pytest.approx(100)
+    assert speedup(program, 1, 2) == pytest.approx(160 / 100)
+
+
+def bifork(members=4, caller_us=100.0):
+    program = {MAIN: []}
+    for i in range(members):
+        program[MAIN] += [Fork(f"f{i}"), Run(caller_us), Wait(f"f{i}")]
+        program[f"f{i}"] = [Run(100)]
+    return program
+
+
+def test_a_lost_race_moves_the_caller_to_the_pool():
+    # equal halves: the caller's wait loses the race, its frame goes on on the one pool
+    # thread, and every later fork queues behind it: 1 member in parallel, 3 serial
+    assert speedup(bifork(), 1, 2) == pytest.approx(8 / 7)
+    assert speedup(bifork(), 2, 2) == pytest.approx(2.0)
+    # a caller clearly slower than its task always finds the task done
+    assert speedup(bifork(caller_us=130), 1, 2) == pytest.approx(4 * 230 / (4 * 130))
+    assert speedup(bifork(), 1, 2, serial=800) == pytest.approx(8 / 7)
+    assert serial_us(bifork()) == 800
+
+
+def test_a_wait_on_a_task_never_forked_is_an_error():
+    with pytest.raises(ValueError, match="cannot finish"):
+        simulate({MAIN: [Run(10), Wait("x")], "x": [Run(1)]}, 1, 2)
+
+
+# -- the static intra-op model: op sizes around the grain size --------------------------
+
+class Sizes(torch.nn.Module):
+    def forward(self, a, b, c):
+        return torch.tanh(a), torch.tanh(b), torch.tanh(c)
+
+
+class Rnn(torch.nn.Module):
+    def __init__(self, channels):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(channels, channels)
+
+    def forward(self, x):
+        return self.lstm(x)[0]
+
+
+def _by_size(view):
+    G = view.graph
+    return {G.nodes[n]["outputs"][0]["shape"][0]: n for n in G
+            if G.nodes[n]["kind"] == "aten::tanh"}
+
+
+def test_ops_split_only_above_the_grain_size():
+    view = api.visualize(Sizes(), inputs=(torch.rand(GRAIN_SIZE), torch.rand(GRAIN_SIZE + 1),
+                                          torch.rand(4 * GRAIN_SIZE)), mode="trace")[0]
+    nodes = _by_size(view)
+    G = view.graph
+    assert usable_threads(G, nodes[GRAIN_SIZE], 2) == 1
+    assert usable_threads(G, nodes[GRAIN_SIZE + 1], 2) == 2
+    assert usable_threads(G, nodes[4 * GRAIN_SIZE], 2) == 2
+    assert usable_threads(G, nodes[4 * GRAIN_SIZE], 8) == 4
+    assert usable_threads(G, nodes[4 * GRAIN_SIZE], 1) == 1
+    times = static_times(G, 2)
+    assert times.cores[nodes[GRAIN_SIZE]] == 1.0 and times.cores[nodes[GRAIN_SIZE + 1]] == 2.0
+    assert op_speed(1) == 1.0 and 1.0 < op_speed(2) < 2.0
+
+
+def test_an_lstm_splits_its_time_step_not_its_sequence():
+    # T x B x C = 50 x 50 x 64: 12,800 gate elements per step (below the grain), although
+    # the whole input has 160,000 elements; at C = 256 a step has 51,200 (above)
+    for channels, threads in ((64, 1), (256, 2)):
+        view = api.visualize(Rnn(channels), inputs=torch.rand(50, 50, channels))[0]
+        G = view.graph
+        [lstm] = [n for n in G if G.nodes[n]["kind"] == "aten::lstm"]
+        assert usable_threads(G, lstm, 2) == threads
+
+
+# -- predictions on the seed ensembles (static costs, the simulated schedule) -----------
+
+def seed(cls, channels):
+    torch.manual_seed(0)
+    return api.visualize(f"{SAMPLES / 'lstm_ensemble.py'}:{cls}(channels={channels})",
+                         inputs=f"torch.rand(10, 8, {channels})")[0].graph
+
+
+def test_the_ensemble_program_has_one_instance_per_member_and_lstm():
+    G = seed("LSTMEnsemble", 16)
+    program = build_program(G, static_times(G, 1))
+    assert len(program) == 1 + 4 + 4          # the caller, 4 members, 4 forward LSTMs
+    waits = [s for s in program[MAIN] if isinstance(s, Wait)]
+    assert len(waits) == 4                    # the wait loop waits every member
+
+
+def test_static_predictions_follow_the_schedule():
+    ens, bi = seed("LSTMEnsemble", 16), seed("BiForkLSTMEnsemble", 16)
+    # one pool thread: the blocked caller leaves the members to run one after another
+    assert predict(ens, 1, 1, 2).speedup == pytest.approx(1.0, abs=0.05)
+    assert predict(ens, 1, 2, 2).speedup > 1.8
+    # BiFork with one pool thread: the lost race serializes the later members
+    assert predict(bi, 1, 1, 2).speedup < 1.3
+    assert predict(bi, 1, 2, 2).speedup > 1.8
+
+
+def test_calibration_scales_to_the_measured_serial_time_and_cpu():
+    G = seed("LSTMEnsemble", 16)
+    # a measured serial run of 80 ms using 1.9 CPUs: the ops fill both cores
+    times = calibrated_times(G, 2, serial_wall_s=0.080, serial_cpu_s=0.152)
+    program = build_program(G, times)
+    assert serial_us(program) == pytest.approx(80_000, rel=1e-6)
+    busy = predict(G, 2, 2, 2, times=times, basis="calibrated")
+    idle = predict(G, 2, 2, 2, times=calibrated_times(G, 2, 0.080, 0.080),
+                   basis="calibrated")
+    assert busy.speedup < 1.15 < 1.8 < idle.speedup
