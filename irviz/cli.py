@@ -180,6 +180,9 @@ def main() -> None:
                    "no limit]")
 @click.option("--expand-library", is_flag=True,
               help="Also expand torch.nn modules (drawn as one box by default).")
+@click.option("--show-checks", is_flag=True,
+              help="Draw validation code (branches that only raise, asserts, loops of them); "
+                   "by default it is folded into a '✓ N checks' badge on the node it guards.")
 @click.option("--max-nodes", type=click.IntRange(min=0), default=1000, show_default=True,
               help="Drawn-node budget: larger graphs have their deepest module calls drawn as "
                    "boxes, and runs of 4 or more identical calls (a layer stack) rolled "
@@ -202,9 +205,9 @@ def main() -> None:
 @_export_options
 @_config_option
 @_isolation_options
-def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, focus, max_pages,
-           verbose, engine, with_lint, quiet, debug, strict, export_dims, config_path, isolate,
-           timeout, memory_limit):
+def render(target, output, fmt, mode, inputs, depth, expand_library, show_checks, max_nodes,
+           focus, max_pages, verbose, engine, with_lint, quiet, debug, strict, export_dims,
+           config_path, isolate, timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
@@ -213,7 +216,7 @@ def render(target, output, fmt, mode, inputs, depth, expand_library, max_nodes, 
     """
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("render", "RenderRequest", debug, inputs, target=target, output=output, fmt=fmt,
-         mode=mode, depth=depth, expand_library=expand_library,
+         mode=mode, depth=depth, expand_library=expand_library, show_checks=show_checks,
          max_nodes=max_nodes, focus=focus, max_pages=max_pages, engine=engine,
          lint=with_lint, verbose=verbose, quiet=quiet, strict=strict,
          export_dims=tuple(export_dims))

@@ -524,6 +524,14 @@ def test_cli_render_html_viewer(evil, tmp_path):
     page = check_html(out.read_text(encoding="utf-8"), viewer=True)
     modules = {d.get("module") for d in page.data.values()}
     assert {f"d.{TAG}", f"d.{JS}", f"d.{LONG_K}"} <= modules   # kept whole, as data
+    # the raise-only branch is folded into a check: its text is in the details, as data
+    assert any(f'len("{SCRIPT}")' in text for d in page.data.values()
+               for text in d.get("checks", []))
+    drawn = tmp_path / "evil-checks.html"
+    result = cli("render", f"{evil}:Evil", "--format", "html", "-o", drawn, "--engine", "dot",
+                 "--show-checks")
+    assert result.exit_code == 0, result.stderr
+    page = check_html(drawn.read_text(encoding="utf-8"), viewer=True)
     assert any(d.get("code") and f'len("{SCRIPT}")' in d["code"] for d in page.data.values())
 
 

@@ -221,7 +221,7 @@ def test_an_attribute_only_if_stays_below_what_ran_before_it():
     view = one(f"{REAL}:EvalOnly", "script")
     G = view.graph
     [if_node] = [n for n, d in G.nodes(data=True) if d["kind"] == "prim::If"]
-    svg = view.svg(engine="dot")
+    svg = view.svg(engine="dot", show_checks=True)  # by default the check is folded
     frame_top = cluster_tops(svg)[f"ctl:{if_node}"]
     box_c = f"box:{calls_by_module(G)['c']}"
     assert frame_top > node_top(svg, box_c), "the if frame starts above the last Linear"

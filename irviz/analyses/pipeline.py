@@ -16,6 +16,7 @@ from ..frontends.capture import Capture
 from ..ir.build import build_graph
 from ..ir.build_export import build_export_graph
 from ..perf import gc_paused
+from .checks import annotate_checks
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
 from .parallelism import annotate_parallelism
@@ -41,6 +42,7 @@ STEPS: tuple[Step, ...] = (
     Step("fork_waits", annotate_fork_waits),
     Step("frozen_control_flow", annotate_frozen_control_flow, needs_capture=True),
     Step("shape_arithmetic", annotate_shape_arithmetic),
+    Step("checks", annotate_checks, requires=("shape_arithmetic",)),
     Step("runtime_shapes", annotate_runtime_shapes, needs_capture=True, runs_model=True),
     Step("costs", annotate_costs, requires=("runtime_shapes",)),
     Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),

@@ -23,6 +23,7 @@ class RenderRequest:
     mode: str = "script"
     depth: int | None = None
     expand_library: bool = False
+    show_checks: bool = False
     max_nodes: int = 1000
     focus: str | None = None
     max_pages: int = 40
@@ -67,7 +68,8 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
         return fail(exc, request.debug)
 
     options = RenderOptions(depth=request.depth, expand_library=request.expand_library,
-                            max_nodes=request.max_nodes or None, focus=request.focus)
+                            max_nodes=request.max_nodes or None, focus=request.focus,
+                            show_checks=request.show_checks)
     failed = 0
     for target, path in zip(targets, paths):
         try:

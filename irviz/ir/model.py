@@ -134,11 +134,14 @@ def value_info(value: torch._C.Value) -> dict:
             "shape": shape, "dtype": dtype}
 
 
-def is_folded(data: dict) -> bool:
+def is_folded(data: dict, show_checks: bool = False) -> bool:
     """True for nodes the pictures fold into their consumers instead of drawing: the
-    builder's ``hidden`` constants and the integer shape arithmetic that
-    :mod:`irviz.analyses.shape_arithmetic` marks with ``irviz.shape_expr``."""
-    return bool(data.get("hidden")) or "irviz.shape_expr" in data
+    builder's ``hidden`` constants, the integer shape arithmetic that
+    :mod:`irviz.analyses.shape_arithmetic` marks with ``irviz.shape_expr`` and, unless
+    ``show_checks``, the validation :mod:`irviz.analyses.checks` marks with
+    ``irviz.check_part``."""
+    return bool(data.get("hidden")) or "irviz.shape_expr" in data or (
+        not show_checks and "irviz.check_part" in data)
 
 
 def constant_label(G, producers: list[str]) -> str | None:

@@ -29,6 +29,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..analyses import fork_wait as fw, parallelism as par
+from ..analyses.checks import checks_at
 from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .dot import DotResult
@@ -155,14 +156,16 @@ def node_details(view, findings: list[dict] | None = None,
     details: dict[str, dict] = {}
     members: dict[str, int] = {}
     kinds: dict[str, set[str]] = {}
+    show_checks = bool(getattr(getattr(view, "options", None), "show_checks", False))
+    checks = {} if show_checks else checks_at(G)
     for node, data in G.nodes(data=True):
         chain = data.get("block")
         while chain is not None and chain in blocks:  # op counts of every call around it
-            if blocks[chain]["kind"] in CALL_KINDS and not is_folded(data):
+            if blocks[chain]["kind"] in CALL_KINDS and not is_folded(data, show_checks):
                 members[chain] = members.get(chain, 0) + 1
                 kinds.setdefault(chain, set()).add(data["kind"])
             chain = blocks[chain]["parent"]
-        if is_folded(data):
+        if is_folded(data, show_checks):
             continue
         outputs = []
         for out in data.get("outputs", []):
@@ -175,6 +178,8 @@ def node_details(view, findings: list[dict] | None = None,
                  **places.place(loc), "findings": findings_at(data.get("user_source")),
                  "fork": _fork_info(G, node, data, places),
                  "critical": par.is_critical(data)}
+        if checks.get(node):
+            entry["checks"] = list(checks[node])
         details[node] = entry
     for cid, info in blocks.items():
         if info["kind"] not in CALL_KINDS:

@@ -86,11 +86,20 @@ class Labels:
     # -- lint badges -------------------------------------------------------------
     def _badge_rows(self, drawn: str) -> list[str]:
         codes = sorted({f["code"] for f in self.plan.badges.get(drawn, ())})
-        return [_font("warning", f'<B>⚠ {_h(" ".join(codes))}</B>')] if codes else []
+        rows = [_font("warning", f'<B>⚠ {_h(" ".join(codes))}</B>')] if codes else []
+        checks = self.plan.check_badges.get(drawn, ())
+        if checks:
+            rows.append(_font("detail", f"✓ {len(checks)} check{'s' if len(checks) > 1 else ''}"))
+        return rows
 
     def _badge_tooltip(self, drawn: str) -> list[str]:
-        return [f"{f['code']} {f['name']}: {f['message']}"
-                for f in self.plan.badges.get(drawn, ())]
+        lines = [f"{f['code']} {f['name']}: {f['message']}"
+                 for f in self.plan.badges.get(drawn, ())]
+        checks = self.plan.check_badges.get(drawn, ())
+        if checks:
+            lines.append("checked before it (folded; --show-checks draws them):")
+            lines += [f"  {text}" for text in checks]
+        return lines
 
     # -- folded constants --------------------------------------------------------
     def const_text(self, node: str) -> str:
@@ -241,7 +250,7 @@ class Labels:
         """A call drawn as one box: its label, op count and what it returns."""
         info = self.blocks[cid]
         box = f"box:{cid}"
-        shown = [n for n in self.plan.members.get(box, ()) if not is_folded(self.G.nodes[n])]
+        shown = [n for n in self.plan.members.get(box, ()) if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown, cid)]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
@@ -262,8 +271,8 @@ class Labels:
         if self._inside is None:
             self._inside = nodes_by_call(self.G)
         members = self.plan.members.get(rid, ())
-        ops = sum(1 for n in members if not is_folded(self.G.nodes[n]))
-        shown = [n for n in self._inside[calls[-2]] if not is_folded(self.G.nodes[n])]
+        ops = sum(1 for n in members if not is_folded(self.G.nodes[n], self.plan.show_checks))
+        shown = [n for n in self._inside[calls[-2]] if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"

@@ -21,6 +21,7 @@ from typing import Mapping, NamedTuple
 import networkx as nx
 
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
+from ..analyses.checks import CHECK, checks_at
 from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
 from ..perf import gc_paused
@@ -52,6 +53,9 @@ class RenderOptions:
     #: lint findings to draw (``Diagnostic.to_dict()`` records): a badge on the node(s) of
     #: the finding's line, or a line under the title when no node has that line
     findings: list[dict] = field(default_factory=list)
+    #: draw the validation code (raise-only branches, asserts) instead of folding it into
+    #: a "checks" badge on the node it guards (:mod:`irviz.analyses.checks`)
+    show_checks: bool = False
 
 
 class Drawn(NamedTuple):
@@ -98,6 +102,11 @@ class DrawPlan:
     badges: Mapping[str, tuple[dict, ...]]
     #: findings whose line no drawn node has (said under the title instead)
     unplaced_findings: tuple[dict, ...]
+    #: drawn id -> the checks folded into a badge on it (empty with ``show_checks``)
+    check_badges: Mapping[str, tuple[str, ...]] = field(
+        default_factory=lambda: MappingProxyType({}))
+    #: whether validation code is drawn (else folded: :func:`~irviz.ir.model.is_folded`)
+    show_checks: bool = False
 
 
 _LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
@@ -161,6 +170,7 @@ class _Planner:
         self._pos = {n: i for i, n in enumerate(self._order)}
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
+        self._folded = lambda data: is_folded(data, options.show_checks)
         #: an ``irviz diff`` union graph: the call containers with a change inside
         self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
                                           else None)
@@ -193,6 +203,12 @@ class _Planner:
                 rep[node] = None
         contents, boxes = self._contents(collapsed, rep, rolls, skipped)
         badges, unplaced = self._place_findings(rep)
+        checks: dict[str, list[str]] = {}
+        if not self.opt.show_checks:
+            for anchor, texts in checks_at(self.G).items():
+                drawn = rep.get(anchor) if anchor in rep else None
+                if drawn is not None:
+                    checks.setdefault(drawn, []).extend(texts)
         return DrawPlan(
             collapsed=_frozen(collapsed),
             representative=_frozen(rep),
@@ -204,7 +220,9 @@ class _Planner:
             drawn_count=len({r for r in rep.values() if r is not None}),
             notes=tuple(self.notes),
             badges=_frozen({k: tuple(v) for k, v in badges.items()}),
-            unplaced_findings=tuple(unplaced))
+            unplaced_findings=tuple(unplaced),
+            check_badges=_frozen({k: tuple(v) for k, v in checks.items()}),
+            show_checks=self.opt.show_checks)
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -249,7 +267,7 @@ class _Planner:
             box = collapsed.get(data["block"])
             if box is not None:
                 reps.add(box)
-            elif not is_folded(data):
+            elif not self._folded(data):
                 reps.add(node)
         return len(reps)
 
@@ -385,7 +403,7 @@ class _Planner:
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = sum(1 for n in inside[cid] if not is_folded(G.nodes[n]))
+            ops = sum(1 for n in inside[cid] if not self._folded(G.nodes[n]))
             return (info["kind"], info.get("qualified_type") or info["label"],
                     info.get("method"), ops)
 
@@ -400,7 +418,7 @@ class _Planner:
                     gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
                     if all(G.nodes[n]["block"] == parent for n in gap):
                         kinds = tuple(G.nodes[n]["kind"] for n in gap
-                                      if not is_folded(G.nodes[n]))
+                                      if not self._folded(G.nodes[n]))
                         if len(run) == 1 or kinds == gap_sig:
                             run.append(cid)
                             gap_sig = kinds
@@ -441,7 +459,7 @@ class _Planner:
                 parent = self.blocks[run[0]]["parent"]
                 for node in self._order[self._pos[start]:self._pos[end] + 1]:
                     data = self.G.nodes[node]
-                    if data["block"] != parent or not is_folded(data):
+                    if data["block"] != parent or not self._folded(data):
                         rolled[node] = rid  # an inner run rolled before is swallowed
                 rolls[rid] = run
             count = self._drawn_count(collapsed, rolled)
@@ -458,7 +476,7 @@ class _Planner:
         box = collapsed.get(data["block"])
         if box is not None:
             return f"box:{box}"
-        if is_folded(data):
+        if self._folded(data):
             return None
         return node
 
@@ -471,7 +489,7 @@ class _Planner:
         boxes = {f"box:{cid}" for cid in collapsed.values()}
         return {box for box in boxes
                 if is_library_call(self.blocks[box[4:]])
-                and all(is_folded(self.G.nodes[n]) for n in members.get(box, ()))}
+                and all(self._folded(self.G.nodes[n]) for n in members.get(box, ()))}
 
     # -- what each open container draws ------------------------------------------
     def _contents(self, collapsed: dict[str, str], rep: dict[str, str | None],
@@ -516,6 +534,8 @@ class _Planner:
                     if f"roll:{child}" in rolls:
                         drawn.append(Drawn("roll", f"roll:{child}"))
                     continue
+                if self.blocks[child].get(CHECK) and not self.opt.show_checks:
+                    continue  # a call that only validates: folded into its checks' badge
                 if collapsed.get(child) == child:
                     if f"box:{child}" not in skipped:
                         drawn.append(Drawn("box", child))

@@ -359,6 +359,7 @@
       row(d.ops !== undefined ? "called at" : "source", src);
     }
     if (d.critical) row("critical path", "yes");
+    if (d.checks) row("checks before it", d.checks);
     (d.findings || []).forEach(function (f) {
       var box = el("div", "irviz-finding");
       box.appendChild(el("strong", null, f.code + " " + f.name));
