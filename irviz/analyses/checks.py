@@ -19,7 +19,8 @@ It writes ``irviz.check`` (the check's text: the condition and what it raises) o
 check and ``irviz.check_part`` on every node folded with one, and on the graph
 ``irviz.checks``: drawn node -> the checks that guard it (the next node of the model's
 dataflow after them, where the picture puts a small badge). torch's own argument checks
-(inside ``nn.LSTM``, ``F.interpolate``) are folded without a badge: they are not the model's. The IR is unchanged: lint and
+(inside ``nn.LSTM``, ``F.interpolate``) are folded without a badge: they are not the
+model's. The IR is unchanged: lint and
 the reports still see every node; ``irviz render --show-checks`` draws them again.
 """
 from __future__ import annotations

@@ -250,7 +250,8 @@ class Labels:
         """A call drawn as one box: its label, op count and what it returns."""
         info = self.blocks[cid]
         box = f"box:{cid}"
-        shown = [n for n in self.plan.members.get(box, ()) if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        shown = [n for n in self.plan.members.get(box, ())
+                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
         rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown, cid)]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
@@ -272,7 +273,8 @@ class Labels:
             self._inside = nodes_by_call(self.G)
         members = self.plan.members.get(rid, ())
         ops = sum(1 for n in members if not is_folded(self.G.nodes[n], self.plan.show_checks))
-        shown = [n for n in self._inside[calls[-2]] if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        shown = [n for n in self._inside[calls[-2]]
+                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"
