@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir.model import BRANCH_KINDS, CALL_KINDS, format_shape
+from ..ir.model import format_shape
 
 __all__ = ["DIFF", "Change", "Entry", "GraphDiff", "diff_status", "match_graphs",
            "union_graph"]
