@@ -324,7 +324,11 @@ def rule_cmd(code, show_all, fmt):
                    "estimates.")
 @click.option("--measure", is_flag=True,
               help="Also run the model (forked and serial, several thread settings, each in "
-                   "a child process) and report the measured speed-up.")
+                   "a child process) and report the measured speed-up beside the "
+                   "calibrated prediction.")
+@click.option("--calibrate", is_flag=True,
+              help="Cheaper than --measure: time only the serial baseline a few times per "
+                   "thread setting and report the calibrated predicted speed-ups.")
 @click.option("--trace-out", metavar="FILE",
               help="With --measure: write the profiled call as a Chrome/Perfetto trace JSON "
                    "(open in ui.perfetto.dev or chrome://tracing).")
@@ -335,17 +339,19 @@ def rule_cmd(code, show_all, fmt):
 @_export_options
 @_config_option
 @_isolation_options
-def report(target, output, fmt, mode, inputs, measure, trace_out, engine, quiet, debug,
-           strict, export_dims, config_path, isolate, timeout, memory_limit):
+def report(target, output, fmt, mode, inputs, measure, calibrate, trace_out, engine, quiet,
+           debug, strict, export_dims, config_path, isolate, timeout, memory_limit):
     """Write the parallelism report of the models in TARGET.
 
     For each torch.jit.fork: its callee, fork and wait sites, how many tasks it starts,
     the work that overlaps with it; then work, span, critical path and the predicted
-    speed-up, and with --measure the measured one.
+    speed-up per thread setting, and with --measure the measured one (--calibrate: the
+    calibrated prediction from a few serial runs).
     """
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("report", "ReportRequest", debug, inputs, target=target, output=output, fmt=fmt,
-         mode=mode, inputs=inputs, measure=measure, trace_out=trace_out, engine=engine,
+         mode=mode, inputs=inputs, measure=measure, calibrate=calibrate,
+         trace_out=trace_out, engine=engine,
          quiet=quiet, strict=strict, export_dims=tuple(export_dims))
 
 

@@ -38,6 +38,7 @@ SLOW_MODULES = {"test_sphinxext.py", "test_measure.py", "test_isolate.py",
                 "test_viewer_browser.py", "test_fuzz.py"}
 #: single slow tests in otherwise fast modules (each takes seconds)
 SLOW_TESTS = {"test_report_with_measure_fills_the_measured_section",
+              "test_report_with_calibrate_times_only_the_serial_baseline",
               "test_budget_collapses_a_10k_node_model", "test_depth_overrides_the_budget",
               "test_focus_opens_one_module_and_boxes_the_rest",
               "test_unknown_focus_is_a_usage_error", "test_budget_rolls_a_flat_stack_of_1667_blocks",

@@ -9,9 +9,15 @@ each is waited in the same iteration). Then::
 
     work  = sum of cost x executions            (the serial time)
     span  = longest weighted path (critical path)
-    predicted speed-up = min(work / span, P)
-    P = min(CPUs / intra-op threads,
-            inter-op threads + 1 if the caller works beside its tasks, else + 0)
+    limit P = min(CPUs / intra-op threads,
+                  inter-op threads + 1 if the caller works beside its tasks, else + 0)
+
+The predicted speed-up is not min(work / span, P) any more (that counted threads, and
+was off by 40 % both ways on the seed ensembles): :mod:`irviz.analyses.prediction`
+plays the task DAG out on the inter-op pool, the caller and the cores with each op's
+intra-op threads from its size (:mod:`irviz.analyses.schedule`,
+:mod:`irviz.analyses.intraop`), for the current thread setting and for the setting
+matrix ``irviz report --measure`` runs (``predictions``). work/span and P stay as bounds.
 
 Annotates its own records (read them with the accessors below): ``irviz.critical``
 (True) on critical-path nodes (only when there are forks: otherwise the whole program is
@@ -61,6 +67,21 @@ class ParallelismFacts:
     width: int                        # 1 + the most task instances in flight at once
     critical_path: list[str] = field(default_factory=list)
     dynamic_trip_counts: bool = False
+    #: the static prediction for each setting of the measured matrix (current first)
+    predictions: list["SettingPrediction"] = field(default_factory=list)
+    #: "simulated" (the schedule played out) or "bound" (min(work/span, P): it failed)
+    prediction_basis: str = "simulated"
+
+
+@dataclass(frozen=True)
+class SettingPrediction:
+    """The static predicted speed-up of one (intra-op, inter-op) thread setting."""
+
+    intra_op: int
+    inter_op: int
+    predicted_speedup: float
+    #: the simulated forked time, in the cost unit (compare settings with it)
+    forked_time: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -218,19 +239,56 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     parallelism = work / span if span > 0 else 1.0
     model = cost_model(G)
     unit = model.unit if model is not None else "ops"
+    bound = round(min(parallelism, limit), 3)
+    bound1 = round(min(parallelism, max(1.0, min(cpus, interop + (1 if caller_works else 0)))), 3)
+    predictions, basis = _simulated(G, intra, interop, cpus)
+    now = next((p.predicted_speedup for p in predictions
+                if (p.intra_op, p.inter_op) == (intra, interop)), bound)
+    one = next((p.predicted_speedup for p in predictions
+                if (p.intra_op, p.inter_op) == (1, interop)), None)
+    if one is None and basis == "simulated":
+        one = _simulated(G, 1, interop, cpus, matrix=False)[0][0].predicted_speedup
     result = ParallelismFacts(
         unit=unit, work=round(work, 3), span=round(span, 3),
         parallelism=round(parallelism, 3),
-        predicted_speedup=round(min(parallelism, limit), 3),
-        predicted_speedup_intraop1=round(min(parallelism, max(1.0, min(
-            cpus, interop + (1 if caller_works else 0)))), 3),
+        predicted_speedup=now,
+        predicted_speedup_intraop1=one if one is not None else bound1,
         limit=round(limit, 3), interop_threads=interop, cpu_count=cpus,
         intraop_threads=intra, caller_works=caller_works,
         width=_width(G, None, levels, order), critical_path=path,
-        dynamic_trip_counts=dynamic)
+        dynamic_trip_counts=dynamic, predictions=predictions, prediction_basis=basis)
     G.graph[FACTS] = result
     G.graph[HAZARDS_KEY] = _hazards(G, interop, unit)
     return result
+
+
+def setting_matrix(intra: int, interop: int, cpus: int) -> list[tuple[int, int]]:
+    """The current setting, then ``irviz report --measure``'s matrix: torch's default,
+    intra-op 1 with CPUs inter-op threads, intra-op 1 with 2 x CPUs."""
+    out: list[tuple[int, int]] = []
+    for s in [(intra, interop), (torch.get_num_threads(), torch.get_num_interop_threads()),
+              (1, cpus), (1, 2 * cpus)]:
+        if s not in out:
+            out.append(s)
+    return out
+
+
+def _simulated(G: nx.DiGraph, intra: int, interop: int, cpus: int,
+               matrix: bool = True) -> tuple[list[SettingPrediction], str]:
+    """Static predictions of the setting matrix (or of (intra, interop) alone)."""
+    from .prediction import predict
+
+    if not any(d["kind"] in FORK_KINDS for _, d in G.nodes(data=True)):
+        settings = setting_matrix(intra, interop, cpus) if matrix else [(intra, interop)]
+        return [SettingPrediction(a, b, 1.0) for a, b in settings], "simulated"
+    out = []
+    try:
+        for a, b in (setting_matrix(intra, interop, cpus) if matrix else [(intra, interop)]):
+            found = predict(G, a, b, cpus)
+            out.append(SettingPrediction(a, b, found.speedup, found.forked_us))
+    except (ValueError, KeyError, RecursionError):   # a program the simulation cannot play
+        return [], "bound"
+    return out, "simulated"
 
 
 #: hazards, named as the lint rule that reports each one (``irviz rule NAME``); a wait

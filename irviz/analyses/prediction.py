@@ -30,8 +30,8 @@ from .fork_wait import forks_waited, level_chain, loop_multiplicity, region
 from .intraop import op_speed, usable_threads
 from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 
-__all__ = ["OpTimes", "static_times", "calibrated_times", "build_program", "predict",
-           "Prediction"]
+__all__ = ["OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
+           "predict", "Prediction", "calibrate_measured"]
 
 
 @dataclass(frozen=True)
@@ -46,7 +46,7 @@ class OpTimes:
 class Prediction:
     intra_op: int
     inter_op: int
-    cpus: int
+    cpus: float
     serial_us: float
     forked_us: float
     speedup: float
@@ -67,31 +67,48 @@ def static_times(G: nx.DiGraph, intra: int) -> OpTimes:
 
 
 def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
-                     serial_cpu_s: float | None) -> OpTimes:
-    """Static times scaled to the measured serial wall time; multi-threaded ops' cores
-    set so the serial run's CPU/wall comes out as measured (``serial_cpu_s``)."""
+                     serial_cpu_s: float | None, cpus: float | None = None,
+                     other_load: float | None = None) -> OpTimes:
+    """Static times scaled to the measured serial wall time, and the cores of the ops that
+    can use several threads set so the serial run's CPU/wall comes out as measured.
+
+    ``other_load`` (CPUs other processes kept busy while the serial run was timed) leaves
+    ``cpus - other_load`` cores to the model: the scaling is done on those (see
+    :func:`available_cpus`), so a serial run slowed by other jobs is not taken for slow ops.
+    """
     base = static_times(G, intra)
     program = build_program(G, base)
-    total = serial_us(program)
-    scale = serial_wall_s * 1e6 / total if total > 0 else 1.0
-    us = {n: v * scale for n, v in base.us.items()}
     cores = dict(base.cores)
-    if serial_cpu_s and serial_wall_s > 0:
-        u = min(max(serial_cpu_s / serial_wall_s, 1.0), float(max(intra, 1)))
+    u = serial_cpu_s / serial_wall_s if serial_cpu_s and serial_wall_s > 0 else None
+    if u is not None and u >= 1.0:
+        u = min(u, float(max(intra, 1)))
         # time-weighted: (single-thread time + x * multi-thread time) / total = u
-        weights = _executed_time(G, program, base)
+        weights = _executed_time(program)
         single = sum(t for n, t in weights.items() if base.cores.get(n, 1.0) <= 1.0)
         multi = sum(t for n, t in weights.items() if base.cores.get(n, 1.0) > 1.0)
         whole = single + multi
-        if multi > 0.05 * whole:
+        if whole > 0 and multi > 0.05 * whole:
             x = min(max((u * whole - single) / multi, 1.0), float(intra))
             cores = {n: (x if c > 1.0 else 1.0) for n, c in base.cores.items()}
         elif u > 1.05:   # the sizes say one thread, the machine says more: believe it
             cores = {n: u for n in base.cores}
-    return OpTimes(us, cores)
+    shaped = OpTimes(base.us, cores)
+    have = available_cpus(cpus, other_load) if cpus else None
+    program = build_program(G, shaped)
+    total = (simulate(program, 1, have).makespan_us if have else serial_us(program))
+    scale = serial_wall_s * 1e6 / total if total > 0 else 1.0
+    return OpTimes({n: v * scale for n, v in base.us.items()}, cores)
 
 
-def _executed_time(G, program: Program, times: OpTimes) -> dict[str, float]:
+def available_cpus(cpus: float, other_load: float | None) -> float:
+    """The cores left to the model while other processes kept ``other_load`` busy
+    (at least half a core: the measuring process always got some)."""
+    if not other_load or other_load <= 0:
+        return float(cpus)
+    return min(float(cpus), max(0.5, cpus - other_load))
+
+
+def _executed_time(program: Program) -> dict[str, float]:
     """Node -> time it takes in the whole program (its executions counted)."""
     out: dict[str, float] = {}
     for steps in program.values():
@@ -99,8 +116,6 @@ def _executed_time(G, program: Program, times: OpTimes) -> dict[str, float]:
             if isinstance(step, Run):
                 for node, t in getattr(step, "_nodes", ()):
                     out[node] = out.get(node, 0.0) + t
-    if not out:  # Runs carry no node list: fall back to one execution each
-        out = dict(times.us)
     return out
 
 
@@ -194,12 +209,39 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
     return program
 
 
-def predict(G: nx.DiGraph, intra: int, inter: int, cpus: int,
+def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
             times: OpTimes | None = None, basis: str = "static") -> Prediction:
-    """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores."""
+    """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores (the
+    serial program alone on the caller, on the same cores)."""
     times = times or static_times(G, intra)
     program = build_program(G, times)
-    serial = serial_us(program)
+    serial = simulate({MAIN: [s for steps in program.values() for s in steps
+                              if isinstance(s, Run)]}, 1, cpus).makespan_us
     forked = simulate(program, max(inter, 1), cpus).makespan_us
     return Prediction(intra, inter, cpus, round(serial, 3), round(forked, 3),
                       round(serial / forked, 3) if forked > 0 else 1.0, basis)
+
+
+def calibrate_measured(G: nx.DiGraph, measured) -> None:
+    """Write ``predicted_speedup`` (calibrated) and ``static_predicted_speedup`` on every
+    row of a :class:`irviz.measure.result.MeasureResult` that timed its serial baseline:
+    op times and cores from that row's serial wall and CPU time and the CPUs other jobs
+    took meanwhile, the schedule simulated for the row's thread setting."""
+    for row in measured.settings:
+        cpus = row.cpu_count or measured.cpu_count or 1
+        intra, inter = row.intra_op, row.inter_op
+        if not intra or not inter:
+            continue
+        try:
+            row.static_predicted_speedup = predict(G, intra, inter, cpus).speedup
+            if row.serial is None or row.serial.median_s <= 0:
+                continue
+            times = calibrated_times(G, intra, row.serial.median_s, row.serial.cpu_median_s,
+                                     cpus=cpus, other_load=row.other_load)
+            found = predict(G, intra, inter, available_cpus(cpus, row.other_load),
+                            times=times, basis="calibrated")
+        except (ValueError, KeyError, RecursionError):
+            continue
+        row.predicted_speedup = found.speedup
+        row.predicted_forked_s = round(row.serial.median_s / found.speedup, 9) \
+            if found.speedup > 0 else None

@@ -20,6 +20,8 @@ class ReportRequest:
     mode: str = "script"
     inputs: str | None = None
     measure: bool = False
+    #: time only the serial baseline per setting: the calibrated prediction, no measurement
+    calibrate: bool = False
     trace_out: str | None = None
     engine: str = "auto"
     #: ``--mode export``: strict torch.export, and ``--dynamic-dims`` as dynamic_shapes
@@ -59,7 +61,7 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
         for view in views:
             for note in view.capture.notes:
                 console.say(f"note: {view.title()}: {note}")
-            if request.measure:
+            if request.measure or request.calibrate:
                 measured[view.name] = _measure(view, request, console)
             if request.fmt == "html":
                 figures[view.name] = _figures(view, measured.get(view.name), engine, rep)
@@ -78,10 +80,19 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
 
 
 def _measure(view, request: ReportRequest, console: Console):
+    from ..analyses.prediction import calibrate_measured
     from ..measure import measure
 
-    console.say(f"measuring {view.title()} (child processes, a few seconds per setting)...")
-    return measure(view.capture.target.spec, view.capture.mode, request.inputs)
+    if request.measure:
+        console.say(f"measuring {view.title()} (child processes, a few seconds per setting)...")
+        result = measure(view.capture.target.spec, view.capture.mode, request.inputs)
+    else:
+        console.say(f"calibrating {view.title()} (the serial baseline, a few calls per "
+                    "setting)...")
+        result = measure(view.capture.target.spec, view.capture.mode, request.inputs,
+                         warmup=1, repeats=3, calibrate=True)
+    calibrate_measured(view.graph, result)
+    return result
 
 
 def _figures(view, measured, engine: str, rep) -> list[tuple[str, str]]:

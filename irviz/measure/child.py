@@ -9,7 +9,9 @@ Reads one JSON payload on stdin::
 
     {"action": "time" | "profile", "spec": str, "mode": str, "inputs": str | None,
      "intra_op": int | None, "inter_op": int | None, "warmup": int, "repeats": int,
-     "settle_s": float}
+     "settle_s": float, "serial_only": bool}
+
+(``serial_only``: time only the serial baseline - ``--calibrate``.)
 
 sets the thread counts *first* (torch accepts the inter-op count only before any
 parallel work), loads, resolves inputs, captures, builds the serial baseline,
@@ -148,6 +150,8 @@ def _time(payload: dict, out: dict) -> None:
                 out["outputs_match"] = outputs_equal(ref, got)
         variants = [("serial", serial), ("forked", forked)] if serial is not None \
             else [("forked", forked)]
+        if payload.get("serial_only") and serial is not None:  # --calibrate
+            variants = [("serial", serial)]
         _phase("warm-up")
         try:
             for _ in range(warmup):
@@ -175,7 +179,7 @@ def _time(payload: dict, out: dict) -> None:
             return
     for name, _ in variants:
         out[name] = summarize(wall[name], cpu[name]).to_dict()
-    if serial is not None:
+    if serial is not None and "forked" in out:
         out["speedup"] = round(out["serial"]["median_s"] / out["forked"]["median_s"], 4) \
             if out["forked"]["median_s"] > 0 else None
         pairs = [s / f for s, f in zip(wall["serial"], wall["forked"]) if f > 0]

@@ -3,7 +3,7 @@
 Why it exists: the measurement's result travels from a child process (JSON) to the
 report (JSON again), and its layout used to live in a docstring. Here each field is
 declared once, with what it means; :meth:`MeasureResult.to_dict` gives the exact dict
-``irviz report --format json`` writes under ``"measured"`` (``schema_version`` 1),
+``irviz report --format json`` writes under ``"measured"`` (``schema_version`` 2),
 key order included. The ``from_child`` constructors read the child's JSON lines
 (see :mod:`irviz.measure.child`).
 
@@ -134,6 +134,13 @@ class SettingResult:
     error: str | None = None
     #: remarks that do not make the row fail (e.g. the child aborted after its result)
     notes: list[str] = field(default_factory=list)
+    #: the calibrated prediction of ``speedup``: the task DAG scheduled with op times and
+    #: cores from this row's serial run (:mod:`irviz.analyses.prediction`; None: no serial run)
+    predicted_speedup: float | None = None
+    #: the static prediction for this setting (no run: op sizes and costs)
+    static_predicted_speedup: float | None = None
+    #: the forked model's predicted median: serial median / predicted_speedup
+    predicted_forked_s: float | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -152,7 +159,10 @@ class SettingResult:
                "speedup": self.speedup, "speedup_paired": self.speedup_paired,
                "outputs_match": self.outputs_match, "cpu_count": self.cpu_count,
                "load_avg": self.load_avg, "other_load": self.other_load,
-               "child_s": self.child_s, "error": self.error}
+               "child_s": self.child_s, "error": self.error,
+               "predicted_speedup": self.predicted_speedup,
+               "static_predicted_speedup": self.static_predicted_speedup,
+               "predicted_forked_s": self.predicted_forked_s}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
@@ -306,6 +316,9 @@ class MeasureResult:
     best_setting: BestSetting | None = None
     #: the profiled call at the best setting (None: profiling was not asked for)
     profile: ProfileResult | None = None
+    #: "measure" (serial and forked timed) or "calibrate" (only the serial baseline, a few
+    #: calls per setting: the calibrated prediction without the measurement)
+    kind: str = "measure"
 
     def take(self, result: dict) -> None:
         """Model facts from a timing child's JSON object (the first child to know wins)."""
@@ -330,6 +343,7 @@ class MeasureResult:
             "baseline_error": self.baseline_error, "outputs_match": self.outputs_match,
             "settings": [s.to_dict() for s in self.settings],
             "best_setting": None if self.best_setting is None else self.best_setting.to_dict(),
+            "kind": self.kind,
         }
         if self.profile is not None:
             out["profile"] = self.profile.to_dict(trace)

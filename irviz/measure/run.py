@@ -164,7 +164,7 @@ def profile(spec: str, mode: str = "script", inputs: str | None = None, *,
 def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             settings: list[tuple[int, int]] | None = None,
             warmup: int = 3, repeats: int = 7, timeout: float = 300.0,
-            profile: bool = True) -> MeasureResult:
+            profile: bool = True, calibrate: bool = False) -> MeasureResult:
     """Time ``spec``'s model forked vs its serial baseline in one child per thread setting.
 
     ``spec`` names one model (README: Targets); ``inputs`` is an ``--inputs``
@@ -176,7 +176,9 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     settings not yet started, get an ``error``. With ``profile`` one forked call at
     the best setting is profiled too. Errors in the user's spec, inputs or capture
     raise :class:`irviz.errors.IrvizError` subclasses; failures of the model at run
-    time, crashes and timeouts are reported in the result.
+    time, crashes and timeouts are reported in the result. ``calibrate`` times only the
+    serial baseline (``--calibrate``: its wall and CPU time per setting are what the
+    calibrated prediction needs; no forked timing, no profile).
     """
     mode = _check_mode(mode)
     if not isinstance(warmup, int) or warmup < 0:
@@ -193,7 +195,8 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     deadline = time.monotonic() + timeout
     report = MeasureResult(spec=spec, model=None, mode=None,
                            torch_version=facts["torch_version"], cpu_count=facts["cpu_count"],
-                           warmup=warmup, repeats=repeats)
+                           warmup=warmup, repeats=repeats,
+                           kind="calibrate" if calibrate else "measure")
     for setting in chosen:
         row = SettingResult(setting[0], setting[1], setting, cpu_count=facts["cpu_count"])
         report.settings.append(row)
@@ -203,7 +206,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             continue
         result, error, elapsed = run_child(
             _payload(spec, mode, inputs, setting, action="time", warmup=warmup,
-                     repeats=repeats), left)
+                     repeats=repeats, serial_only=calibrate), left)
         row.child_s = round(elapsed, 3)
         if result is not None and result.get("user_error"):
             _raise_user_error(result["user_error"])
@@ -221,7 +224,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
         i, best = max(ranked, key=lambda ir: ir[1].speedup)
         report.best_setting = BestSetting(best.intra_op, best.inter_op, best.speedup, i)
 
-    if profile:
+    if profile and not calibrate:
         report.profile = _profile_best(report, spec, mode, inputs, warmup, timeout, deadline)
     return report
 

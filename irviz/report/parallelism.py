@@ -25,7 +25,10 @@ from ..render.escape import display, json_dumps, xml_text
 if TYPE_CHECKING:
     from ..measure.result import MeasureResult
 
-SCHEMA_VERSION = 1
+#: 2: ``predicted_speedup`` is the simulated schedule's (was min(work/span, P));
+#: ``predictions``, ``prediction_basis``, ``deploy``; measured rows carry
+#: ``predicted_speedup`` (calibrated) and ``static_predicted_speedup``
+SCHEMA_VERSION = 2
 
 
 def _site(location: str | None) -> dict | None:
@@ -87,6 +90,10 @@ def target_report(view, measured: MeasureResult | None = None) -> dict:
         "work": whole.work, "span": whole.span, "parallelism": whole.parallelism,
         "predicted_speedup": whole.predicted_speedup, "limit": whole.limit,
         "predicted_speedup_intraop1": whole.predicted_speedup_intraop1,
+        "prediction_basis": whole.prediction_basis,
+        "predictions": [{"intra_op": p.intra_op, "inter_op": p.inter_op,
+                         "predicted_speedup": p.predicted_speedup,
+                         "forked_time": round(p.forked_time, 3)} for p in whole.predictions],
         "interop_threads": whole.interop_threads, "cpu_count": whole.cpu_count,
         "caller_works": whole.caller_works, "intraop_threads": whole.intraop_threads,
         "width": whole.width, "dynamic_trip_counts": whole.dynamic_trip_counts,
@@ -99,12 +106,63 @@ def target_report(view, measured: MeasureResult | None = None) -> dict:
     }
 
 
+def _pick(options: list[tuple]) -> tuple:
+    """The fastest option; an earlier one (the current setting first, forked before serial)
+    within 3 % of it wins: such a difference is noise, not a reason to change settings."""
+    best = min(o[0] for o in options)
+    return next(o for o in options if o[0] <= best * 1.03)
+
+
+def deploy_sentence(t: dict) -> str | None:
+    """The thread setting to deploy with, one sentence: from the measured times, else from
+    the calibrated predictions, else from the static ones."""
+    if not t["forks"]:
+        return None
+    m = t.get("measured")
+    rows = [s for s in (m or {}).get("settings", []) if not s.get("error")
+            and s.get("serial")]
+    if m and rows and any(s.get("forked") for s in rows):
+        options = [(s["forked"]["median_s"], "forked", s) for s in rows if s.get("forked")]
+        options += [(s["serial"]["median_s"], "serial", s) for s in rows]
+        best_s, which, s = _pick(options)
+        where = f"intra-op {s['intra_op']} and inter-op {s['inter_op']} threads"
+        if which == "serial":
+            return (f"Deploy the serial version with {where}: it was fastest "
+                    f"({best_s * 1000:.1f} ms; no forked setting beat it).")
+        pred = s.get("predicted_speedup")
+        return (f"Deploy with {where}: the forked model was fastest there "
+                f"({best_s * 1000:.1f} ms, {s['speedup']:.2f}× over its serial baseline"
+                + (f", predicted {pred:.2f}×" if pred else "") + ").")
+    if m and rows:
+        options = [(s["predicted_forked_s"], "forked", s) for s in rows
+                   if s.get("predicted_forked_s")]
+        options += [(s["serial"]["median_s"], "serial", s) for s in rows]
+        best_s, which, s = _pick(options)
+        where = f"intra-op {s['intra_op']} and inter-op {s['inter_op']} threads"
+        if which == "serial":
+            return (f"Deploy the serial version with {where}: predicted fastest "
+                    f"({best_s * 1000:.1f} ms measured; calibrated, --measure to confirm).")
+        return (f"Deploy with {where}: predicted fastest ({best_s * 1000:.1f} ms, "
+                f"{s['predicted_speedup']:.2f}× over the serial baseline there; calibrated "
+                "on this machine, --measure to confirm).")
+    preds = [p for p in t.get("predictions", []) if p.get("forked_time")]
+    if not preds:
+        return None
+    _, p = _pick([(p["forked_time"], p) for p in preds])
+    return (f"Deploy with intra-op {p['intra_op']} and inter-op {p['inter_op']} threads: "
+            f"predicted fastest ({p['predicted_speedup']:.2f}× over the serial model there; "
+            "static estimate, --calibrate for one from this machine).")
+
+
 def build_report(views, measured: dict[str, MeasureResult] | None = None) -> dict:
     """The whole report: one entry per model; ``measured``: the results of
     :func:`irviz.measure.measure` keyed by model name."""
     measured = measured or {}
+    targets = [target_report(v, measured.get(v.name)) for v in views]
+    for t in targets:
+        t["deploy"] = deploy_sentence(t)
     return {"irviz_version": __version__, "schema_version": SCHEMA_VERSION,
-            "targets": [target_report(v, measured.get(v.name)) for v in views]}
+            "targets": targets}
 
 
 def to_json(report: dict) -> str:
@@ -201,12 +259,25 @@ def _tables(t: dict) -> list[Table]:
           + (" + the caller" if t.get("caller_works") else "")
           + f"; CPUs {t['cpu_count']} / intra-op {t.get('intraop_threads', 1)})",
           str(t["width"])]],
-        note=f"Cost model: {_plain(t['cost_basis'])}."
+        note=f"Cost model: {_plain(t['cost_basis'])}. "
+        + ("The predicted speed-up plays the tasks out on the inter-op pool, the caller "
+           "and the CPUs, each op on the intra-op threads its size can use (elements "
+           "against torch's grain size of 32768); work/span and the thread limit are bounds."
+           if t.get("prediction_basis", "simulated") == "simulated" else
+           "The predicted speed-up is min(work/span, thread limit): the schedule could not "
+           "be simulated.")
         + (f" With one intra-op thread (torch.set_num_threads(1)) the prediction is "
            f"{t['predicted_speedup_intraop1']:.2f}×."
            if t["predicted_speedup_intraop1"] != t["predicted_speedup"] else "") + (
             " Some loops have a dynamic trip count (counted once)."
             if t["dynamic_trip_counts"] else ""))]
+    if t["forks"] and t.get("predictions") and not t.get("measured"):
+        tables.append(Table(
+            "Predicted per thread setting (static)",
+            ["intra-op threads", "inter-op threads", "predicted speed-up"],
+            [[str(p["intra_op"]), str(p["inter_op"]), f"{p['predicted_speedup']:.2f}×"]
+             for p in t["predictions"]],
+            note=(_bold(t["deploy"]) if t.get("deploy") else None)))
     if t["forks"]:
         rows = []
         for i, f in enumerate(t["forks"], 1):
@@ -240,18 +311,34 @@ def _tables(t: dict) -> list[Table]:
     m = t.get("measured")
     if m:
         rows = []
+        calibrating = m.get("kind") == "calibrate"
+
+        def pred(v):
+            return f"{v:.2f}×" if v else "—"
+
         for s in m.get("settings", []):
-            if s.get("error") or not s.get("speedup"):
+            if s.get("error") or not s.get("serial") or (
+                    not calibrating and not s.get("speedup")):
                 why = s.get("error") or m.get("baseline_error") or "no serial baseline"
                 rows.append([str(s.get("intra_op")), str(s.get("inter_op")), "—", "—",
-                             _plain(f"failed: {why}")])
+                             _plain(f"failed: {why}"), "—", pred(
+                                 s.get("static_predicted_speedup"))])
                 continue
             rows.append([str(s["intra_op"]), str(s["inter_op"]),
                          f"{s['serial']['median_s'] * 1000:.2f} ms",
-                         f"{s['forked']['median_s'] * 1000:.2f} ms", f"{s['speedup']:.2f}×"])
+                         "not run (--calibrate)" if calibrating else
+                         f"{s['forked']['median_s'] * 1000:.2f} ms",
+                         "—" if calibrating else f"{s['speedup']:.2f}×",
+                         pred(s.get("predicted_speedup")),
+                         pred(s.get("static_predicted_speedup"))])
         ok = [s for s in m.get("settings", []) if not s.get("error") and s.get("speedup")]
         note = (f"Serial baseline: {_plain(m.get('baseline'))}. "
-                f"Outputs match: {m.get('outputs_match')}.")
+                f"Outputs match: {m.get('outputs_match')}. "
+                "Calibrated = the tasks scheduled with op times and cores from the serial "
+                "baseline's wall and CPU time in that setting (and the CPUs other jobs "
+                "took); static = from op sizes alone.")
+        if t.get("deploy"):
+            note = _bold(t["deploy"]) + " " + note
         if ok:
             best = max(ok, key=lambda s: s["speedup"])
             fastest = min(ok, key=lambda s: s["forked"]["median_s"])
@@ -263,9 +350,10 @@ def _tables(t: dict) -> list[Table]:
                 note += (" No setting made the forked model faster at these sizes: the tasks "
                          "are too small for the fork overhead, or the cores are busy; deploy "
                          "the serial version or give each task more work.")
-        tables.append(Table("Measured", ["intra-op threads", "inter-op threads",
-                                         "serial median", "forked median", "speed-up"],
-                            rows, note=note))
+        tables.append(Table("Calibrated (serial baseline timed)" if calibrating else "Measured",
+                            ["intra-op threads", "inter-op threads", "serial median",
+                             "forked median", "speed-up", "predicted (calibrated)",
+                             "predicted (static)"], rows, note=note))
     return tables
 
 
