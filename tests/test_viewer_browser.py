@@ -207,3 +207,46 @@ def test_module_pages_in_chromium(browser, tmp_path):
     linked.screenshot(path=str(SHOTS / "nested.module-page.png"))
     assert not errors, errors
     context.close()
+
+
+TALL = '''
+import torch
+
+
+class Tall(torch.nn.Module):
+    """A long chain: a picture many screens tall and one op wide (BERT is 19 screens)."""
+
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.Linear(8, 8) for _ in range(40)])
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = torch.relu(layer(x)) + x
+        return x
+'''
+
+
+def test_a_tall_picture_opens_readable_at_its_top_and_fills_the_window(browser, tmp_path):
+    """Not a thin strip: fit-width at the top of the graph, the canvas down to the window's
+    bottom edge (the viewer used ~740 px of a 900 px window)."""
+    from irviz.render.html import viewer_page
+
+    model = tmp_path / "tall.py"
+    model.write_text(TALL, encoding="utf-8")
+    path = tmp_path / "tall.html"
+    path.write_text(viewer_page(one(f"{model}:Tall"), engine="dot"), encoding="utf-8")
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(path.as_uri())
+    page.wait_for_selector(".irviz-viewer[data-irviz-ready]")
+    full = page.evaluate("""() => { const s = document.querySelector('.irviz-canvas svg');
+        const b = s.getBBox(); return [b.width, b.height]; }""")
+    x, y, w, h = (float(v) for v in _view_box(page).split())
+    assert full[1] > 5 * full[0]                   # the graph is tall
+    assert w < 1.5 * full[0] and h < full[1] / 2   # opened at about its width, not whole
+    box = page.locator(".irviz-canvas svg").bounding_box()
+    assert box["y"] + box["height"] > 900 - 40, box   # the canvas reaches the window's bottom
+    page.click("button[data-action=reset]")         # "whole" is still one click away
+    assert float(_view_box(page).split()[2]) > 2 * w
+    context.close()

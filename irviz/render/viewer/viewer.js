@@ -82,7 +82,7 @@
     this.index();
     this.sizeCanvas();
     if (p.view) this.setView(p.view.x, p.view.y, p.view.w);
-    else if (!this.fitTo(p.focus)) this.reset();
+    else if (!this.fitTo(p.focus)) this.firstView();
     var input = this.root.querySelector(".irviz-search");
     this.search(input ? input.value : "");
     this.clear();
@@ -106,11 +106,11 @@
     });
   };
 
-  // the canvas as tall as the whole graph at full width, between 240px and 75% of the window
+  // the canvas as tall as the whole graph at full width, between 240px and the window's rest
   Viewer.prototype.sizeCanvas = function () {
-    var w = this.svg.getBoundingClientRect().width;
+    var r = this.svg.getBoundingClientRect(), w = r.width, room = window.innerHeight - 12;
     if (!w) return;
-    var h = Math.max(240, Math.min(w * this.full.h / this.full.w, window.innerHeight * 0.75));
+    var h = Math.max(240, Math.min(w * this.full.h / this.full.w, room - Math.max(0, r.top)));
     this.svg.style.height = Math.round(h) + "px";
   };
 
@@ -127,6 +127,8 @@
   Viewer.prototype.fit = function () {  // fit to width, top of the graph
     this.setView(this.full.x, this.full.y, this.full.w);
   };
+  Viewer.prototype.firstView = function () {  // a tall graph at fit-width (its top)
+    if (this.full.h / this.full.w > 2.5 * this.aspect()) this.fit(); else this.reset(); };
   Viewer.prototype.reset = function () {  // the whole graph, centred
     var a = this.aspect(), w = Math.max(this.full.w, this.full.h / a);
     this.setView(this.full.x - (w - this.full.w) / 2, this.full.y, w);
