@@ -52,11 +52,17 @@ EXPECTED = {
     "IRV304": ("jit-ignore-reachable", "warning", True, {"expr"}),
     "IRV305": ("jit-unused-reachable", "warning", True, {"expr"}),
     "IRV404": ("library-tracer-warning", "info", False, {"origin", "text"}),
+    "IRV500": ("export-failed", "error", True, {"text"}),
+    "IRV501": ("export-data-dependent-branch", "error", True, {"text"}),
+    "IRV502": ("export-unrolled-loop", "warning", True, {"expr", "detail"}),
+    "IRV503": ("export-dynamic-dim-static", "warning", True, {"dim", "detail"}),
+    "IRV504": ("export-fork-serial", "warning", True, {"callee", "detail"}),
+    "IRV505": ("torchscript-converter-unsupported", "warning", True, {"construct", "reason"}),
 }
 
 #: the module each family band lives in
 BANDS = {"passthrough": ("IRV0",), "tracing": ("IRV1",), "fork_wait": ("IRV2",),
-         "scripting": ("IRV3", "IRV4")}
+         "scripting": ("IRV3", "IRV4"), "export": ("IRV5",)}
 
 RULES = REGISTRY.all()
 FENCE = re.compile(r"^```python[ \t]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)

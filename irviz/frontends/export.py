@@ -30,7 +30,8 @@ from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch
 from .inputs import ExampleInputs
 from .loader import Target
 
-__all__ = ["ExportOptions", "export_target", "load_exported", "is_exported_archive"]
+__all__ = ["ExportOptions", "export_target", "load_exported", "is_exported_archive",
+           "STATIC_NOTE"]
 
 
 @dataclass(frozen=True)
@@ -230,6 +231,11 @@ class _FunctionModule(torch.nn.Module):
 
     def forward(self, *args, **kwargs):
         return self.fn(*args, **kwargs)
+
+
+#: the note :func:`_static_notes` writes (lint's IRV503 reads it back)
+STATIC_NOTE = re.compile(r"--dynamic-dims (?P<name>[^\s:]+):(?P<dim>\d+) came out static: "
+                         r"export specialised it to (?P<size>-?\d+)")
 
 
 def _static_notes(program, shapes: dict) -> list[str]:

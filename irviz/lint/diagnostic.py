@@ -15,8 +15,10 @@ SEVERITIES = ("error", "warning", "info")
 #: ``trace`` what torch.jit.trace warned or raised; ``script-vs-trace`` the scripted
 #: graph keeps what the trace froze; ``retrace`` the graph changed when traced again
 #: with other inputs; ``ast`` the Python source, without running it; ``ir`` a pattern
-#: in the TorchScript graph.
-LAYERS = ("trace", "script-vs-trace", "retrace", "ast", "ir")
+#: in the TorchScript graph; ``export`` what torch.export made of the model or raised
+#: (``--mode export``); ``export-vs-script`` the scripted graph keeps what the exported
+#: program lost (a loop, a fork).
+LAYERS = ("trace", "script-vs-trace", "retrace", "ast", "ir", "export", "export-vs-script")
 
 
 @dataclass(frozen=True)

@@ -613,17 +613,13 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
 
 
 def _export_run(workspace, target: Target, run: TargetRun) -> TargetRun:
-    """``--mode export``: torch.export's capture only. Its migration rules (IRV5xx) are not
-    written yet, so what export did is said in notes, never as a finding."""
-    from ..errors import IrvizError
+    """``--mode export``: the migration rules (IRV5xx) on the export capture (or its
+    failure) and the scripted capture (:mod:`irviz.lint.export_checks`)."""
+    from .export_checks import export_findings
 
-    try:
-        cap = workspace.capture(target, "export")
-    except IrvizError as exc:
-        run.notes.append(f"{target.spec}: {exc.message}")
-    else:
-        run.notes.extend(f"{target.spec}: {note}" for note in cap.notes)
-    run.found = []
+    findings = _Findings(target)
+    export_findings(workspace, target, run, findings)
+    run.found = list(findings.found.values())
     return run
 
 

@@ -6,10 +6,11 @@ detection lives in the checkers):
 * :mod:`.passthrough` - IRV0xx, torch's own warnings and errors no other rule claims;
 * :mod:`.tracing` - IRV1xx, what ``torch.jit.trace`` freezes or cannot record;
 * :mod:`.fork_wait` - IRV2xx, ``torch.jit.fork``/``wait`` patterns without parallelism;
-* :mod:`.scripting` - IRV3xx scripting problems, and the noisy IRV4xx (off by default).
+* :mod:`.scripting` - IRV3xx scripting problems, and the noisy IRV4xx (off by default);
+* :mod:`.export` - IRV5xx, the TorchScript -> ``torch.export`` migration (``--mode export``).
 """
 from __future__ import annotations
 
-from . import fork_wait, passthrough, scripting, tracing
+from . import export, fork_wait, passthrough, scripting, tracing
 
-__all__ = ["passthrough", "tracing", "fork_wait", "scripting"]
+__all__ = ["passthrough", "tracing", "fork_wait", "scripting", "export"]
