@@ -49,6 +49,8 @@ SAMPLE_SHOWN = "samples/lstm_ensemble.py"
 VARIANTS = [("serial", "SerialLSTMEnsemble", "SerialLSTMEnsemble"),
             ("bifork", "BiForkLSTMEnsemble", "BiForkLSTMEnsemble"),
             ("ensemble", "LSTMEnsemble", "LSTMEnsemble")]
+#: a run is calm when other jobs kept fewer CPUs than this busy while it was timed
+CALM = 0.3
 #: the matrix of irviz.measure.settings.default_settings on 2 CPUs
 DEFAULT_SETTINGS = "d,d 1,2 1,4"
 
@@ -118,6 +120,9 @@ def child() -> None:
                         cpu[k].append(c1 - c0)
             gc.enable()
         out["other_load"] = others.value
+        from irviz.measure.child import wake_us
+
+        out["wake_us"] = wake_us()
         out["stats"] = {k: summarize(wall[k], cpu[k]).to_dict() for k in fns}
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
@@ -154,7 +159,7 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 
 
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
-                other_load: float | None) -> float:
+                other_load: float | None, wake: float | None) -> float:
     """The calibrated prediction from a serial run's wall and CPU time (another pass) and
     the CPUs other jobs took meanwhile."""
     from irviz.analyses.prediction import available_cpus, calibrated_times, predict
@@ -162,7 +167,7 @@ def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
     times = calibrated_times(G, intra, serial["median_s"], serial.get("cpu_median_s"),
                              cpus=cpus, other_load=other_load)
     return predict(G, intra, inter, available_cpus(cpus, other_load), times=times,
-                   basis="calibrated").speedup
+                   basis="calibrated", wake_us=wake).speedup
 
 
 def _err(pred: float, meas: float) -> float:
@@ -179,32 +184,7 @@ def _setting_name(requested, row) -> str:
     return f"({row['intra_op']}, {row['inter_op']})"
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--channels", default="64 128 256 512",
-                    help="channel sizes C to run (default: '64 128 256 512')")
-    ap.add_argument("--seq", type=int, default=50, help="T, the sequence length")
-    ap.add_argument("--batch", type=int, default=50)
-    ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--passes", type=int, default=3,
-                    help="run the whole matrix this many times, interleaved (noise shows)")
-    ap.add_argument("--settings", default=DEFAULT_SETTINGS,
-                    help=f"intra,inter pairs, d = torch's default (default: {DEFAULT_SETTINGS!r})")
-    ap.add_argument("--irviz-serial", action="store_true",
-                    help="also time irviz's own serial baseline of LSTMEnsemble")
-    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
-    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS-parallelism.md"))
-    ap.add_argument("--json-out", default=None, help="also write every row as JSON here")
-    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
-    args = ap.parse_args(argv)
-    if args.child:
-        child()
-        return 0
-
-    shown_argv = [a for a in (argv if argv is not None else sys.argv[1:])]
-    command = ".venv/bin/python benchmarks/tutorial_parallelism.py" + \
-        ("" if not shown_argv else " " + " ".join(shlex.quote(a) for a in shown_argv))
+def _run_matrix(args):
     started = time.monotonic()
     facts0 = machine_facts()
     cpus = facts0["cpu_count"]
@@ -235,19 +215,77 @@ def main(argv: list[str] | None = None) -> int:
                       f"({elapsed:.0f} s)", file=sys.stderr)
     facts1 = machine_facts()
     total = time.monotonic() - started
+    return rows, facts0, facts1, date, total, channels, settings, cpus, graphs
 
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--channels", default="64 128 256 512",
+                    help="channel sizes C to run (default: '64 128 256 512')")
+    ap.add_argument("--seq", type=int, default=50, help="T, the sequence length")
+    ap.add_argument("--batch", type=int, default=50)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--passes", type=int, default=3,
+                    help="run the whole matrix this many times, interleaved (noise shows)")
+    ap.add_argument("--settings", default=DEFAULT_SETTINGS,
+                    help=f"intra,inter pairs, d = torch's default (default: {DEFAULT_SETTINGS!r})")
+    ap.add_argument("--irviz-serial", action="store_true",
+                    help="also time irviz's own serial baseline of LSTMEnsemble")
+    ap.add_argument("--timeout", type=float, default=300.0, help="seconds per child process")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "RESULTS-parallelism.md"))
+    ap.add_argument("--json-out", default=None, help="also write every row as JSON here")
+    ap.add_argument("--from-json", default=None,
+                    help="do not time: analyse the rows a --json-out run wrote (the "
+                         "predictions are recomputed with the current code)")
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.child:
+        child()
+        return 0
+
+    shown_argv = [a for a in (argv if argv is not None else sys.argv[1:])]
+    command = ".venv/bin/python benchmarks/tutorial_parallelism.py" + \
+        ("" if not shown_argv else " " + " ".join(shlex.quote(a) for a in shown_argv))
+    if args.from_json:
+        stored = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
+        rows = stored["rows"]
+        command = f"{stored['command']}` (timing), then `{command}` (analysis)"
+        facts0 = stored.get("facts0") or {"cpu_count": 2, "load_avg": None}
+        facts1 = stored.get("facts1") or {"load_avg": None}
+        date, total = stored.get("date", "?"), stored.get("total", 0.0)
+        channels = sorted({r["channels"] for r in rows})
+        settings = []
+        for r in rows:
+            if tuple(r["requested"]) not in settings:
+                settings.append(tuple(r["requested"]))
+        args.passes = max(r["pass_no"] for r in rows)
+        cpus = facts0["cpu_count"]
+        graphs = {c: _graphs(c, args.seq, args.batch) for c in channels}
+    else:
+        rows, facts0, facts1, date, total, channels, settings, cpus, graphs = \
+            _run_matrix(args)
+        if args.json_out:
+            Path(args.json_out).write_text(json.dumps(
+                {"rows": rows, "command": command, "facts0": facts0, "facts1": facts1,
+                 "date": date, "total": total}, default=str), encoding="utf-8")
     import torch
 
     ok = [r for r in rows if not r.get("error")]
     # the calibration of pass n comes from the serial run of the next pass (another child):
     # fit on one run, check on another
     serial_of = {(r["pass_no"], r["channels"], tuple(r["requested"])):
-                 (r["stats"]["serial"], r.get("other_load")) for r in ok}
+                 (r["stats"]["serial"], r.get("other_load"), r.get("wake_us")) for r in ok}
     cells: dict = {}
     for r in ok:
         key = (r["channels"], tuple(r["requested"]))
         other = [p for p in range(1, args.passes + 1) if p != r["pass_no"]
                  and (p, *key) in serial_of]
+        # the other pass whose machine was most like this one's (other jobs' CPUs): a
+        # calibration describes the machine as it was; no pass is ever fitted on itself
+        mine = r.get("other_load") or 0.0
+        other.sort(key=lambda p: (abs((serial_of[(p, *key)][1] or 0.0) - mine),
+                                  (p - r["pass_no"]) % (args.passes + 1)))
         fit = serial_of[(other[0] if other else r["pass_no"], *key)]
         for variant in ("bifork", "ensemble"):
             st = r["stats"]
@@ -262,35 +300,51 @@ def main(argv: list[str] | None = None) -> int:
             cell["load"].append(r["load_start"][0] if r.get("load_start") else None)
             cell["other"].append(r.get("other_load"))
             cell["serial_cpu_wall"].append(st["serial"]["cpu_median_s"] / st["serial"]["median_s"])
-    head = ["C", "threads (intra, inter)", "variant", "measured median (spread over passes)",
-            "static (error)", "calibrated median (error)", "static held", "calibrated held",
-            "serial CPU/wall", "load avg at start; other jobs' CPUs"]
+    head = ["C", "threads (intra, inter)", "variant",
+            "measured: median of the calm runs (all runs' spread)",
+            "static (error)", "calibrated median (error)", "static held (calm/all)",
+            "calibrated held (calm/all)", "serial CPU/wall", "other jobs' CPUs per pass"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
-    held = {"static": [0, 0], "calibrated": [0, 0]}
+    held = {"static": [0, 0, 0, 0], "calibrated": [0, 0, 0, 0]}   # calm held/runs, all
     cell_ok = {"static": [0, 0], "calibrated": [0, 0]}
+    unjudged = []
     titles = {"bifork": "BiFork", "ensemble": "LSTMEnsemble"}
-    for (c, _, variant), cell in sorted(cells.items(), key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
-        meas = statistics.median(cell["measured"])
-        cal = statistics.median(cell["calibrated"])
+    for (c, _, variant), cell in sorted(cells.items(),
+                                        key=lambda kv: (kv[0][0], str(kv[0][1]), kv[0][2])):
         st = cell["static"]
-        hs = sum(_err(st, m) <= 0.30 for m in cell["measured"])
-        hc = sum(_err(p, m) <= 0.15 for p, m in zip(cell["calibrated"], cell["measured"]))
-        runs = len(cell["measured"])
-        held["static"][0] += hs
-        held["static"][1] += runs
-        held["calibrated"][0] += hc
-        held["calibrated"][1] += runs
+        runs = list(zip(cell["measured"], cell["calibrated"], cell["other"]))
+        calm = [(m, p) for m, p, o in runs if (o or 0.0) < CALM]
+        hs = [sum(_err(st, m) <= 0.30 for m, _ in group) for group in
+              (calm, [(m, p) for m, p, _ in runs])]
+        hc = [sum(_err(p, m) <= 0.15 for m, p in group) for group in
+              (calm, [(m, p) for m, p, _ in runs])]
+        for key, h in (("static", hs), ("calibrated", hc)):
+            held[key][0] += h[0]
+            held[key][1] += len(calm)
+            held[key][2] += h[1]
+            held[key][3] += len(runs)
+        others = ", ".join(f"{v}" for v in cell["other"])
+        spread = _spread(cell["measured"])
+        label = f"| {c} | {cell['name']} | {titles[variant]} "
+        if not calm:
+            unjudged.append(f"C = {c}, {cell['name']}, {titles[variant]}")
+            lines.append(label + f"| no calm run ({spread}) | {st:.2f}× | "
+                         f"{statistics.median(cell['calibrated']):.2f}× | 0/0, {hs[1]}/{len(runs)} "
+                         f"| 0/0, {hc[1]}/{len(runs)} | {_spread(cell['serial_cpu_wall'])} "
+                         f"| {others} |")
+            continue
+        meas = statistics.median(m for m, _ in calm)
+        cal = statistics.median(p for _, p in calm)
         cell_ok["static"][0] += _err(st, meas) <= 0.30
         cell_ok["calibrated"][0] += _err(cal, meas) <= 0.15
         cell_ok["static"][1] += 1
         cell_ok["calibrated"][1] += 1
-        loads = ", ".join(f"{v}" for v in cell["load"])
-        others = ", ".join(f"{v}" for v in cell["other"])
         lines.append(
-            f"| {c} | {cell['name']} | {titles[variant]} | {meas:.2f}× ({_spread(cell['measured'])}) "
+            label + f"| {meas:.2f}× ({spread}) "
             f"| {st:.2f}× ({_err(st, meas) * 100:.0f}%) "
-            f"| {cal:.2f}× ({_err(cal, meas) * 100:.0f}%) | {hs}/{runs} | {hc}/{runs} "
-            f"| {_spread(cell['serial_cpu_wall'])} | {loads}; {others} |")
+            f"| {cal:.2f}× ({_err(cal, meas) * 100:.0f}%) "
+            f"| {hs[0]}/{len(calm)}, {hs[1]}/{len(runs)} | {hc[0]}/{len(calm)}, {hc[1]}/{len(runs)} "
+            f"| {_spread(cell['serial_cpu_wall'])} | {others} |")
     table = "\n".join(lines)
     serial_lines = ["| C | threads | SerialLSTMEnsemble ms per pass |", "|---|---|---|"]
     for c in channels:
@@ -303,11 +357,14 @@ def main(argv: list[str] | None = None) -> int:
     failed = [r for r in rows if r.get("error")]
     mism = sorted({k for r in ok for k, v in r.get("outputs_match", {}).items() if not v})
     notes = [
-        f"Cells within the target, judged on the median: static (≤ 30%) "
-        f"{cell_ok['static'][0]}/{cell_ok['static'][1]}, calibrated (≤ 15%) "
-        f"{cell_ok['calibrated'][0]}/{cell_ok['calibrated'][1]}.",
-        f"Single runs within the target: static {held['static'][0]}/{held['static'][1]}, "
-        f"calibrated {held['calibrated'][0]}/{held['calibrated'][1]}.",
+        f"Cells within the target, judged on the median of the calm runs (other jobs below "
+        f"{CALM} CPU): static (≤ 30%) {cell_ok['static'][0]}/{cell_ok['static'][1]}, "
+        f"calibrated (≤ 15%) {cell_ok['calibrated'][0]}/{cell_ok['calibrated'][1]}."
+        + (f" Not judged (no calm run): {'; '.join(unjudged)}." if unjudged else ""),
+        f"Single runs within the target: calm runs static {held['static'][0]}/"
+        f"{held['static'][1]}, calibrated {held['calibrated'][0]}/{held['calibrated'][1]}; "
+        f"all runs static {held['static'][2]}/{held['static'][3]}, calibrated "
+        f"{held['calibrated'][2]}/{held['calibrated'][3]}.",
         "All variants computed the same output as SerialLSTMEnsemble in every setting."
         if not mism else f"Outputs differed from SerialLSTMEnsemble for: {', '.join(mism)}.",
     ]
@@ -354,9 +411,6 @@ def main(argv: list[str] | None = None) -> int:
     text = "\n".join(md)
     print(text)
     Path(args.out).write_text(text, encoding="utf-8")
-    if args.json_out:
-        Path(args.json_out).write_text(json.dumps({"rows": rows, "command": command},
-                                                  default=str), encoding="utf-8")
     print(f"written to {os.path.relpath(args.out)}", file=sys.stderr)
     return 0
 

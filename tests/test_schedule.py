@@ -82,6 +82,16 @@ def test_a_lost_race_moves_the_caller_to_the_pool():
     assert serial_us(bifork()) == 800
 
 
+def test_waking_a_pool_thread_takes_time_but_no_core():
+    # each task starts 10 us after it was queued; the caller waits for a, its frame goes
+    # on on the pool (another 10 us), b is done by then, and the caller returns 10 us later
+    schedule = simulate(two_tasks(), interop=2, cpus=2, wake_us=10)
+    assert schedule.makespan_us == pytest.approx(10 + 100 + 10 + 10)
+    # the wake-ups take no core: on one core the two tasks still take 200 us of it
+    assert simulate(two_tasks(), interop=2, cpus=1, wake_us=20).makespan_us == \
+        pytest.approx(20 + 200 + 20 + 20)
+
+
 def test_a_wait_on_a_task_never_forked_is_an_error():
     with pytest.raises(ValueError, match="cannot finish"):
         simulate({MAIN: [Run(10), Wait("x")], "x": [Run(1)]}, 1, 2)
@@ -153,11 +163,14 @@ def test_the_ensemble_program_has_one_instance_per_member_and_lstm():
 def test_static_predictions_follow_the_schedule():
     ens, bi = seed("LSTMEnsemble", 16), seed("BiForkLSTMEnsemble", 16)
     # one pool thread: the blocked caller leaves the members to run one after another
-    assert predict(ens, 1, 1, 2).speedup == pytest.approx(1.0, abs=0.05)
-    assert predict(ens, 1, 2, 2).speedup > 1.8
+    assert predict(ens, 1, 1, 2, wake_us=0).speedup == pytest.approx(1.0, abs=0.05)
+    assert predict(ens, 1, 2, 2, wake_us=0).speedup > 1.8
     # BiFork with one pool thread: the lost race serializes the later members
-    assert predict(bi, 1, 1, 2).speedup < 1.3
-    assert predict(bi, 1, 2, 2).speedup > 1.8
+    assert predict(bi, 1, 1, 2, wake_us=0).speedup < 1.3
+    assert predict(bi, 1, 2, 2, wake_us=0).speedup > 1.8
+    # tasks of a few hundred microseconds: waking the pool threads eats the gain
+    assert predict(ens, 1, 2, 2, wake_us=100).speedup < \
+        predict(ens, 1, 2, 2, wake_us=0).speedup - 0.3
 
 
 def test_calibration_scales_to_the_measured_serial_time_and_cpu():

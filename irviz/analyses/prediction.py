@@ -30,7 +30,12 @@ from .fork_wait import forks_waited, level_chain, loop_multiplicity, region
 from .intraop import op_speed, usable_threads
 from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 
-__all__ = ["OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
+#: how long a sleeping pool thread takes to start a queued task or continuation
+#: (measured on the 2-vCPU VMs: a trivial fork+wait round trip took 100-210 us, a
+#: wait that finds its task done 5-20 us)
+WAKE_US = 100.0
+
+__all__ = ["WAKE_US", "OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
            "predict", "Prediction", "calibrate_measured"]
 
 
@@ -95,9 +100,15 @@ def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
     shaped = OpTimes(base.us, cores)
     have = available_cpus(cpus, other_load) if cpus else None
     program = build_program(G, shaped)
-    total = (simulate(program, 1, have).makespan_us if have else serial_us(program))
+    total = (simulate(_serial(program), 1, have).makespan_us if have
+             else serial_us(program))
     scale = serial_wall_s * 1e6 / total if total > 0 else 1.0
     return OpTimes({n: v * scale for n, v in base.us.items()}, cores)
+
+
+def _serial(program: Program) -> Program:
+    """Every stretch on the caller, one after another: the serial baseline."""
+    return {MAIN: [s for steps in program.values() for s in steps if isinstance(s, Run)]}
 
 
 def available_cpus(cpus: float, other_load: float | None) -> float:
@@ -210,14 +221,15 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
 
 
 def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
-            times: OpTimes | None = None, basis: str = "static") -> Prediction:
+            times: OpTimes | None = None, basis: str = "static",
+            wake_us: float | None = None) -> Prediction:
     """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores (the
     serial program alone on the caller, on the same cores)."""
     times = times or static_times(G, intra)
     program = build_program(G, times)
-    serial = simulate({MAIN: [s for steps in program.values() for s in steps
-                              if isinstance(s, Run)]}, 1, cpus).makespan_us
-    forked = simulate(program, max(inter, 1), cpus).makespan_us
+    serial = simulate(_serial(program), 1, cpus).makespan_us
+    forked = simulate(program, max(inter, 1), cpus,
+                      wake_us=WAKE_US if wake_us is None else wake_us).makespan_us
     return Prediction(intra, inter, cpus, round(serial, 3), round(forked, 3),
                       round(serial / forked, 3) if forked > 0 else 1.0, basis)
 
@@ -239,7 +251,7 @@ def calibrate_measured(G: nx.DiGraph, measured) -> None:
             times = calibrated_times(G, intra, row.serial.median_s, row.serial.cpu_median_s,
                                      cpus=cpus, other_load=row.other_load)
             found = predict(G, intra, inter, available_cpus(cpus, row.other_load),
-                            times=times, basis="calibrated")
+                            times=times, basis="calibrated", wake_us=row.wake_us)
         except (ValueError, KeyError, RecursionError):
             continue
         row.predicted_speedup = found.speedup

@@ -93,10 +93,10 @@ class Schedule:
 
 
 class _Frame:
-    __slots__ = ("task", "pc", "left", "thread")
+    __slots__ = ("task", "pc", "left", "thread", "waking")
 
     def __init__(self, task: str):
-        self.task, self.pc, self.left, self.thread = task, 0, 0.0, None
+        self.task, self.pc, self.left, self.thread, self.waking = task, 0, 0.0, None, False
 
 
 def serial_us(program: Program) -> float:
@@ -109,8 +109,14 @@ RACE = 0.05
 
 
 def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
-             race: float = RACE, max_events: int = 1_000_000) -> Schedule:
-    """Run ``program`` on a caller thread plus ``interop`` pool threads over ``cpus`` cores."""
+             race: float = RACE, wake_us: float = 0.0,
+             max_events: int = 1_000_000) -> Schedule:
+    """Run ``program`` on a caller thread plus ``interop`` pool threads over ``cpus`` cores.
+
+    ``wake_us``: how long a pool thread takes to start a queued frame (a task or a
+    continuation), and the blocked caller to return once its frame has ended on the pool
+    - no core is busy meanwhile (a sleeping thread woken through the scheduler).
+    """
     if interop < 1 or cpus <= 0:
         raise ValueError("interop must be >= 1 and cpus > 0")
     now = 0.0
@@ -124,6 +130,7 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
     began: dict[str, float] = {}               # task -> when a pool thread first took it
     result = Schedule(0.0)
     seg_start: dict[int, float] = {}
+    main_moved = [False]                       # the entry frame went on on the pool
 
     def release(thread: str) -> None:
         if thread != "caller":
@@ -131,6 +138,11 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
 
     def advance(frame: _Frame) -> None:
         """Step ``frame`` through instant steps until it runs, suspends or ends."""
+        if frame.waking:
+            frame.left = wake_us
+            running.append(frame)
+            seg_start[id(frame)] = now
+            return
         steps = program.get(frame.task, [])
         while frame.pc < len(steps):
             step = steps[frame.pc]
@@ -152,6 +164,8 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
                 end = done.get(step.task)
                 lost = end is not None and now - end < race * (end - began.get(step.task, end))
                 if end is None or lost:
+                    if frame.task == main:
+                        main_moved[0] = True
                     release(frame.thread)   # a pool thread is free; the caller is blocked
                     frame.thread = None
                     if lost:
@@ -174,30 +188,36 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
         while queue and idle:               # idle pool threads take queued work, FIFO
             frame = queue.popleft()
             frame.thread = idle.pop()
-            began.setdefault(frame.task, now)
+            began.setdefault(frame.task, now + wake_us)
+            frame.waking = wake_us > 0
             advance(frame)
         if main in done:
             break
         if not running:
             raise ValueError("the program cannot finish: a wait on a task never forked")
-        demand = sum(program[f.task][f.pc].cores for f in running)
+        demand = sum(0.0 if f.waking else program[f.task][f.pc].cores for f in running)
         rate = min(1.0, cpus / demand) if demand > 0 else 1.0
         result.max_running = max(result.max_running, len(running))
-        step_us = min(f.left for f in running) / rate
+        step_us = min(f.left / (1.0 if f.waking else rate) for f in running)
         now += step_us
         finished = []
         for f in running:
-            f.left -= step_us * rate
+            f.left -= step_us * (1.0 if f.waking else rate)
             if f.left <= 1e-9:
                 finished.append(f)
         for f in finished:
             running.remove(f)
-            result.segments.append(Segment(f.task, f.thread, seg_start.pop(id(f)), now))
-            f.pc += 1
+            start = seg_start.pop(id(f))
+            if f.waking:
+                f.waking = False
+            else:
+                result.segments.append(Segment(f.task, f.thread, start, now))
+                f.pc += 1
             advance(f)
     else:
         raise ValueError("the simulation did not finish")
-    result.makespan_us = done[main]
+    # a frame that ended on a pool thread still has to wake the blocked caller
+    result.makespan_us = done[main] + (wake_us if main_moved[0] else 0.0)
     return result
 
 

@@ -98,7 +98,8 @@ class BaselineInfo:
 
 #: the fields a timing child reports for its setting (the rest the parent knows)
 _CHILD_ROW_FIELDS = ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
-                     "outputs_match", "cpu_count", "load_avg", "other_load", "error")
+                     "outputs_match", "cpu_count", "load_avg", "other_load", "error",
+                     "wake_us")
 
 
 @dataclass
@@ -141,6 +142,8 @@ class SettingResult:
     static_predicted_speedup: float | None = None
     #: the forked model's predicted median: serial median / predicted_speedup
     predicted_forked_s: float | None = None
+    #: how long waking a sleeping pool thread took in this child, microseconds (a probe)
+    wake_us: float | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -162,7 +165,7 @@ class SettingResult:
                "child_s": self.child_s, "error": self.error,
                "predicted_speedup": self.predicted_speedup,
                "static_predicted_speedup": self.static_predicted_speedup,
-               "predicted_forked_s": self.predicted_forked_s}
+               "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
