@@ -288,3 +288,15 @@ def test_a_torch_without_export_gets_a_clear_message():
     assert err.message == f"this torch ({torch.__version__}) has no torch.export"
     assert "torch >= 2.1" in err.hint and "--mode script or trace" in err.hint
     assert err.format().startswith("error: this torch (")
+
+
+def test_render_export_lint_draws_the_migration_findings(tmp_path):
+    """`irviz render --mode export --lint` runs the export lint, not the default mode's:
+    the picture of the exported Python RNN carries IRV502 (unrolled), not IRV103."""
+    torch.manual_seed(0)
+    out = tmp_path / "rnn.svg"
+    result = CliRunner().invoke(main, ["render", f"{MIGRATION}:MyRNNLoop", "--mode", "export",
+                                       "--lint", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "IRV502" in result.stderr and "IRV103" not in result.stderr
+    assert "IRV502" in out.read_text(encoding="utf-8")

@@ -89,8 +89,15 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
     stages = workspace.stages = Stages()
     findings = None
     with model_output_to_stderr():
-        if gate is not None:
-            findings = gate.apply(workspace.lint(target).found).kept
+        if gate is not None:  # an export picture shows the migration findings (IRV5xx)
+            lint_options = None
+            if request.mode == "export":
+                from ..lint.runner import LintOptions
+
+                lint_options = LintOptions(
+                    mode="export", dynamic_dims=list(workspace.config.dynamic_dims),
+                    show_unconfirmed=bool(workspace.config.show_unconfirmed))
+            findings = gate.apply(workspace.lint(target, lint_options).found).kept
         try:
             view = workspace.view(target, request.mode, options, findings=findings)
         except CaptureError as exc:  # what torch warned before it failed, then the error
