@@ -120,9 +120,11 @@ def child() -> None:
                         cpu[k].append(c1 - c0)
             gc.enable()
         out["other_load"] = others.value
-        from irviz.measure.child import wake_us
+        from irviz.measure.child import pair_seconds, wake_us
 
         out["wake_us"] = wake_us()
+        with torch.no_grad():
+            out["pair_s"] = pair_seconds(fns["serial"], (x,))
         out["stats"] = {k: summarize(wall[k], cpu[k]).to_dict() for k in fns}
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
@@ -159,14 +161,16 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 
 
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
-                other_load: float | None, wake: float | None) -> float:
+                other_load: float | None, wake: float | None, pair: float | None) -> float:
     """The calibrated prediction from a serial run's wall and CPU time (another pass) and
     the CPUs other jobs took meanwhile."""
-    from irviz.analyses.prediction import available_cpus, calibrated_times, predict
+    from irviz.analyses.prediction import (available_cpus, calibrated_times, pair_cpus,
+                                           predict)
 
     times = calibrated_times(G, intra, serial["median_s"], serial.get("cpu_median_s"),
                              cpus=cpus, other_load=other_load)
-    return predict(G, intra, inter, available_cpus(cpus, other_load), times=times,
+    have = pair_cpus(cpus, serial["median_s"], serial.get("cpu_median_s"), pair)
+    return predict(G, intra, inter, have or available_cpus(cpus, other_load), times=times,
                    basis="calibrated", wake_us=wake).speedup
 
 
@@ -275,7 +279,8 @@ def main(argv: list[str] | None = None) -> int:
     # the calibration of pass n comes from the serial run of the next pass (another child):
     # fit on one run, check on another
     serial_of = {(r["pass_no"], r["channels"], tuple(r["requested"])):
-                 (r["stats"]["serial"], r.get("other_load"), r.get("wake_us")) for r in ok}
+                 (r["stats"]["serial"], r.get("other_load"), r.get("wake_us"), r.get("pair_s"))
+                 for r in ok}
     cells: dict = {}
     for r in ok:
         key = (r["channels"], tuple(r["requested"]))

@@ -280,7 +280,7 @@ def test_typed_result_writes_the_json_the_report_had():
                                    "speedup", "speedup_paired", "outputs_match", "cpu_count",
                                    "load_avg", "other_load", "child_s", "error",
                                    "predicted_speedup", "static_predicted_speedup",
-                                   "predicted_forked_s", "wake_us", "notes"]
+                                   "predicted_forked_s", "wake_us", "pair_s", "notes"]
     result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
     result.take(child)
     assert (result.model, result.baseline, result.baseline_info) == ("m", "copy", None)

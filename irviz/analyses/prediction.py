@@ -35,7 +35,7 @@ from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 #: wait that finds its task done 5-20 us)
 WAKE_US = 100.0
 
-__all__ = ["WAKE_US", "OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
+__all__ = ["WAKE_US", "pair_cpus", "OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
            "predict", "Prediction", "calibrate_measured"]
 
 
@@ -104,6 +104,17 @@ def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
              else serial_us(program))
     scale = serial_wall_s * 1e6 / total if total > 0 else 1.0
     return OpTimes({n: v * scale for n, v in base.us.items()}, cores)
+
+
+def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
+              pair_s: float | None) -> float | None:
+    """The cores two concurrent copies of the serial model really got: each alone keeps
+    u = CPU/wall cores busy and takes ``serial_wall_s``; both at once took ``pair_s``, so
+    together they progressed as on 2u x serial / pair cores (at most ``cpus``)."""
+    if not pair_s or pair_s <= 0 or serial_wall_s <= 0:
+        return None
+    u = max(1.0, serial_cpu_s / serial_wall_s) if serial_cpu_s else 1.0
+    return max(0.5, min(float(cpus), 2 * u * serial_wall_s / pair_s))
 
 
 def _serial(program: Program) -> Program:
@@ -250,7 +261,9 @@ def calibrate_measured(G: nx.DiGraph, measured) -> None:
                 continue
             times = calibrated_times(G, intra, row.serial.median_s, row.serial.cpu_median_s,
                                      cpus=cpus, other_load=row.other_load)
-            found = predict(G, intra, inter, available_cpus(cpus, row.other_load),
+            have = pair_cpus(cpus, row.serial.median_s, row.serial.cpu_median_s, row.pair_s)
+            found = predict(G, intra, inter,
+                            have if have else available_cpus(cpus, row.other_load),
                             times=times, basis="calibrated", wake_us=row.wake_us)
         except (ValueError, KeyError, RecursionError):
             continue

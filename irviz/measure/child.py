@@ -144,6 +144,41 @@ def wake_us(calls: int = 60) -> float:
     return round(max(0.0, statistics.median(a) - statistics.median(b)) / 2 * 1e6, 1)
 
 
+def pair_seconds(fn: Any, inputs: tuple, rounds: int = 3) -> float | None:
+    """Median wall time of two copies of ``fn`` side by side in TorchScript (a traced
+    ``fork(fn) ; fn ; wait``: one copy on the caller, one on the inter-op pool): how much
+    two copies of the model's own ops slow each other on this machine now - shared
+    cores, caches, intra-op threads, other jobs. None when it cannot be built (Python
+    threads are no substitute: the calls serialise on the GIL). The calibrated
+    prediction turns it into the cores the forked tasks really get."""
+    import torch
+
+    class Pair(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fn = fn      # a ScriptModule must be a submodule of what is traced
+
+        def forward(self, *args):
+            fut = torch.jit.fork(self.fn, *args)
+            mine = self.fn(*args)
+            return torch.jit.wait(fut), mine
+
+    try:
+        traced = torch.jit.trace(Pair() if isinstance(fn, torch.nn.Module) else
+                                 (lambda *a: (torch.jit.wait(torch.jit.fork(fn, *a)), fn(*a))),
+                                 inputs, check_trace=False)
+        traced(*inputs)
+        traced(*inputs)
+        times = []
+        for _ in range(rounds):
+            t0 = time.perf_counter()
+            traced(*inputs)
+            times.append(time.perf_counter() - t0)
+    except Exception:  # noqa: BLE001 - a model the tracer cannot take: no pair figure
+        return None
+    return statistics.median(times)
+
+
 def _time(payload: dict, out: dict) -> None:
     import torch
 
@@ -211,6 +246,10 @@ def _time(payload: dict, out: dict) -> None:
             out["other_load"] = others.value
             _phase("wake-up probe")
             out["wake_us"] = wake_us()
+            if serial is not None:
+                _phase("pair")
+                pair = pair_seconds(serial, inputs)
+                out["pair_s"] = None if pair is None else round(pair, 6)
         except Exception as exc:  # noqa: BLE001
             out["error"] = f"the model raised {one_line(exc)}"
             return

@@ -99,7 +99,7 @@ class BaselineInfo:
 #: the fields a timing child reports for its setting (the rest the parent knows)
 _CHILD_ROW_FIELDS = ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
                      "outputs_match", "cpu_count", "load_avg", "other_load", "error",
-                     "wake_us")
+                     "wake_us", "pair_s")
 
 
 @dataclass
@@ -144,6 +144,8 @@ class SettingResult:
     predicted_forked_s: float | None = None
     #: how long waking a sleeping pool thread took in this child, microseconds (a probe)
     wake_us: float | None = None
+    #: two calls of the serial baseline at once (two threads), median wall seconds
+    pair_s: float | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -165,7 +167,8 @@ class SettingResult:
                "child_s": self.child_s, "error": self.error,
                "predicted_speedup": self.predicted_speedup,
                "static_predicted_speedup": self.static_predicted_speedup,
-               "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us}
+               "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us,
+               "pair_s": self.pair_s}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
