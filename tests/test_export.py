@@ -296,3 +296,23 @@ def test_report_and_lint_take_export_mode():
     result = cli("lint", f"{SAMPLES / 'decision_gate.py'}:MyCell", "--mode", "export")
     assert result.exit_code == 1, result.output      # IRV501 (tests/test_export_lint.py)
     assert "decision_gate.py:11:1: IRV501 " in result.stdout
+
+
+def test_exported_op_kinds_get_the_same_costs_as_torchscripts():
+    """`aten::lstm.input` is `aten::lstm` with its overload: costed as one (not as an
+    element-wise op), so the report's work of an exported program means what it says."""
+    from irviz.analyses.cost import cost_of, op_name
+
+    assert op_name("aten::lstm.input") == "aten::lstm"
+    assert op_name("aten::add.Tensor") == "aten::add" and op_name("prim::If") == "prim::If"
+    torch.manual_seed(0)
+    work = Workspace()
+    [target] = work.targets(f"{SAMPLES / 'lstm_ensemble.py'}:LSTMEnsemble")
+    costs = {}
+    for mode in ("script", "export"):
+        G = work.graph(work.capture(target, mode))
+        costs[mode] = sorted(cost_of(d) for _, d in G.nodes(data=True)
+                             if op_name(d["kind"]) == "aten::lstm")
+    assert len(costs["export"]) == len(costs["script"]) == 8
+    assert costs["export"] == pytest.approx(costs["script"], rel=0.1)
+    assert min(costs["export"]) > 10  # microseconds: far above one element-wise op's 2

@@ -112,10 +112,17 @@ def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:
     return constant_label(G, producers[index]) if index < len(producers) else None
 
 
+def op_name(kind: str) -> str:
+    """The op without its overload: ``aten::lstm.input`` (an exported graph's kind) ->
+    ``aten::lstm``, the name TorchScript graphs use."""
+    namespace, sep, name = kind.partition("::")
+    return f"{namespace}{sep}{name.split('.', 1)[0]}" if sep else kind
+
+
 def node_flops(G: nx.DiGraph, node: str) -> int | None:
     """FLOPs of one execution of ``node``, or None when its shapes are unknown."""
     data = G.nodes[node]
-    kind = data["kind"]
+    kind = op_name(data["kind"])
     out = data["outputs"][0]["shape"] if data["outputs"] else None
     if out is None:
         return None
@@ -166,7 +173,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
            and any(o["type"] == "Tensor" for o in d["outputs"])]
     shaped = [n for n in ops if all(o.get("shape") is not None
                                     for o in G.nodes[n]["outputs"] if o["type"] == "Tensor")]
-    heavy = [n for n in ops if G.nodes[n]["kind"] in _HEAVY]
+    heavy = [n for n in ops if op_name(G.nodes[n]["kind"]) in _HEAVY]
     estimate = bool(shaped) and set(heavy) <= set(shaped)
     shaped_set, ops_set = set(shaped), set(ops)
     for node, data in G.nodes(data=True):
@@ -176,7 +183,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
         if not estimate:
             data[COST] = Cost(1.0, None, None)
             continue
-        kind = data["kind"]
+        kind = op_name(data["kind"])
         if kind in FORK_KINDS:
             cost, flops, nbytes = FORK_OVERHEAD_US, 0, 0
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
