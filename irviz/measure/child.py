@@ -144,7 +144,7 @@ def wake_us(calls: int = 60) -> float:
     return round(max(0.0, statistics.median(a) - statistics.median(b)) / 2 * 1e6, 1)
 
 
-def pair_seconds(fn: Any, inputs: tuple, rounds: int = 3) -> float | None:
+def pair_seconds(fn: Any, inputs: tuple, rounds: int = 5) -> float | None:
     """Median wall time of two copies of ``fn`` side by side in TorchScript (a traced
     ``fork(fn) ; fn ; wait``: one copy on the caller, one on the inter-op pool): how much
     two copies of the model's own ops slow each other on this machine now - shared
