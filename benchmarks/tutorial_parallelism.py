@@ -254,7 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.from_json:
         stored = json.loads(Path(args.from_json).read_text(encoding="utf-8"))
         rows = stored["rows"]
-        command = f"{stored['command']}` (timing), then `{command}` (analysis)"
+        command = f"{stored['command']}` (timing), then `{command}"
         facts0 = stored.get("facts0") or {"cpu_count": 2, "load_avg": None}
         facts1 = stored.get("facts1") or {"load_avg": None}
         date, total = stored.get("date", "?"), stored.get("total", 0.0)
@@ -395,10 +395,12 @@ def main(argv: list[str] | None = None) -> int:
         f"{args.passes} passes, each over every C and setting in turn (interleaved)",
         "- static = `irviz.analyses.prediction.predict` (op costs from shapes, intra-op threads "
         "from op sizes against the grain size, the schedule simulated); calibrated = the same "
-        "simulation with op times scaled to SerialLSTMEnsemble's wall time and CPU/wall "
-        "measured in the same C and setting **in another pass** (another child process); "
-        "held = |predicted − measured| / measured within 30% (static) or 15% (calibrated), "
-        "per pass",
+        "simulation with op times scaled to SerialLSTMEnsemble's wall time and CPU/wall, on "
+        "the cores two copies of it got side by side (a traced fork/run/wait pair), with the "
+        "pool wake-up time probed, all measured in the same C and setting **in another "
+        "pass** (another child process, the one whose other-jobs load was closest); held = "
+        "|predicted − measured| / measured within 30% (static) or 15% (calibrated), per "
+        "pass; a run is calm when other jobs kept fewer than 0.3 CPUs busy",
         "",
         table,
         "",

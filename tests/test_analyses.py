@@ -114,7 +114,8 @@ def test_a_wait_right_after_the_fork_is_named_after_its_rule():
     G = analysed(forked(overlap_work=False))
     codes = [h.code for h in parallelism.hazards(G)]
     assert "wait-immediately-after-fork" in codes
-    assert parallelism.facts(G).predicted_speedup == pytest.approx(1.0, abs=0.05)
+    # the task waits at once: nothing overlaps, and launching it costs pool wake-ups
+    assert parallelism.facts(G).predicted_speedup < 1.0
 
 
 def test_tiny_tasks_cost_less_than_the_fork():

@@ -214,20 +214,24 @@ def test_prediction_follows_the_schedule_and_keeps_the_bounds():
     assert facts.width == 9  # 4 members, each with its forward LSTM forked, plus the caller
     assert not facts.caller_works  # the caller only forks and waits
     assert facts.parallelism > 2 and facts.limit == 2     # the old bound, still reported
-    assert facts.prediction_basis == "simulated" and 1.5 < facts.predicted_speedup <= 2.0
+    # the samples' sizes (T=5, B=2, C=16): tasks of ~100 us, so waking the pool threads
+    # eats most of what two workers gain
+    assert facts.prediction_basis == "simulated" and 1.0 < facts.predicted_speedup < 1.5
     settings = [(p.intra_op, p.inter_op) for p in facts.predictions]
     assert settings[0] == (1, 2) and (1, 4) in settings
-    # one inter-op thread: the caller is blocked in its wait, the members run in turn
-    assert annotate_parallelism(G, 1, 2, intraop_threads=1).predicted_speedup == \
-        pytest.approx(1.0, abs=0.05)
-    # the samples' ops are far below the grain size: a second intra-op thread takes no
-    # core from the forks (the old model said 1.0 here, measured 1.7x)
-    assert annotate_parallelism(G, 2, 2, intraop_threads=2).predicted_speedup > 1.5
+    # one inter-op thread: the caller is blocked in its wait, the members run in turn and
+    # every hand-off costs a wake-up - slower than serial
+    one_pool = annotate_parallelism(G, 1, 2, intraop_threads=1).predicted_speedup
+    assert one_pool < 1.0
+    # the ops are far below the grain size: a second intra-op thread takes no core from
+    # the forks (the old model said 1.0 here, measured 1.7x at a larger size)
+    assert annotate_parallelism(G, 2, 2, intraop_threads=2).predicted_speedup == \
+        pytest.approx(facts.predicted_speedup, abs=0.02)
     # BiFork's caller runs the backward LSTM itself; with one pool thread its lost race
     # moves it onto the pool and the later members run in turn
     G = one("lstm_ensemble.py:BiForkLSTMEnsemble").graph
     facts = annotate_parallelism(G, interop_threads=1, cpu_count=2, intraop_threads=1)
-    assert facts.caller_works and facts.limit == 2 and facts.predicted_speedup < 1.4
+    assert facts.caller_works and facts.limit == 2 and facts.predicted_speedup < 1.0
     serial = parallelism.facts(one("lstm_ensemble.py:SerialLSTMEnsemble").graph)
     assert serial.predicted_speedup == 1.0 and serial.work == serial.span
 
