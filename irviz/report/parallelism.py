@@ -335,15 +335,16 @@ def _tables(t: dict) -> list[Table]:
         note = (f"Serial baseline: {_plain(m.get('baseline'))}. "
                 f"Outputs match: {m.get('outputs_match')}. "
                 "Calibrated = the tasks scheduled with op times and cores from the serial "
-                "baseline's wall and CPU time in that setting (and the CPUs other jobs "
-                "took); static = from op sizes alone.")
+                "baseline's wall and CPU time in that setting, on the cores two copies of "
+                "it got side by side, with the pool's measured wake-up time; static = from "
+                "op sizes alone.")
         if t.get("deploy"):
             note = _bold(t["deploy"]) + " " + note
         if ok:
             best = max(ok, key=lambda s: s["speedup"])
             fastest = min(ok, key=lambda s: s["forked"]["median_s"])
             note += (f" Best speed-up {best['speedup']:.2f}× (intra-op {best['intra_op']}, "
-                     f"inter-op {best['inter_op']}) vs predicted "
+                     f"inter-op {best['inter_op']}) vs statically predicted "
                      f"{t['predicted_speedup']:.2f}×; fastest forked run with intra-op "
                      f"{fastest['intra_op']} / inter-op {fastest['inter_op']} threads.")
             if best["speedup"] < 1.05:
