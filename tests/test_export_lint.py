@@ -300,3 +300,34 @@ def test_render_export_lint_draws_the_migration_findings(tmp_path):
     assert result.exit_code == 0, result.output
     assert "IRV502" in result.stderr and "IRV103" not in result.stderr
     assert "IRV502" in out.read_text(encoding="utf-8")
+
+
+def test_report_export_sets_the_dataflow_bound_beside_the_torchscript_forks(tmp_path):
+    """`irviz report --mode export`: the exported ensemble runs serially, its independent
+    branches bound what a parallel executor could gain, and the scripted model's forks
+    (and their predicted speed-up) are named as what export loses."""
+    torch.manual_seed(0)
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["report", f"{ENSEMBLES}:LSTMEnsemble", "--mode",
+                                       "export", "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    [t] = json.loads(out.read_text())["targets"]
+    e = t["export"]
+    assert t["mode"] == "export" and not t["forks"] and t["predicted_speedup"] == 1.0
+    # eight LSTMs that read only the input: the dataflow span is far below the work
+    assert e["span"] < e["work"] / 4 and e["parallelism"] == pytest.approx(
+        e["work"] / e["span"], rel=1e-3)
+    ts = e["torchscript"]
+    assert ts["forks"] == 8 and ts["predicted_speedup"] > 1.0
+    md = CliRunner().invoke(main, ["report", f"{ENSEMBLES}:LSTMEnsemble", "--mode", "export"])
+    assert "### Exported program" in md.stdout and "IRV504" in md.stdout
+
+
+def test_report_export_of_a_model_that_does_not_script_says_so(tmp_path):
+    out = tmp_path / "report.json"
+    result = CliRunner().invoke(main, ["report", f"{REWRITES}:CondCell", "--mode", "export",
+                                       "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    [t] = json.loads(out.read_text())["targets"]
+    assert t["export"]["torchscript"] is None
+    assert "Lambda" in t["export"]["torchscript_error"]

@@ -262,6 +262,31 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     return result
 
 
+@dataclass(frozen=True)
+class DataflowBound:
+    """What a parallel executor could make of a program with no forks (an exported one):
+    its ops as a DAG of their data dependences alone, each at its estimated cost."""
+
+    work: float
+    span: float
+    parallelism: float       # work / span: the most any number of workers could gain
+
+
+def dataflow_bound(G: nx.DiGraph) -> DataflowBound:
+    """Work and span of ``G``'s data dependences (``torch.export``'s interpreter runs the
+    ops one after another; independent branches are what NativeRT's experimental
+    ParallelGraphExecutor could overlap)."""
+    weight = {n: cost_of(d) for n, d in G.nodes(data=True)}
+    longest: dict[str, float] = {}
+    for node in nx.topological_sort(G):
+        preds = [longest[p] for p in G.predecessors(node)]
+        longest[node] = weight[node] + (max(preds) if preds else 0.0)
+    work = sum(weight.values())
+    span = max(longest.values(), default=0.0)
+    return DataflowBound(round(work, 3), round(span, 3),
+                         round(work / span, 3) if span > 0 else 1.0)
+
+
 def setting_matrix(intra: int, interop: int, cpus: int) -> list[tuple[int, int]]:
     """The current setting, then ``irviz report --measure``'s matrix: torch's default,
     intra-op 1 with CPUs inter-op threads, intra-op 1 with 2 x CPUs."""

@@ -66,7 +66,9 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
             if request.fmt == "html":
                 figures[view.name] = _figures(view, measured.get(view.name), engine, rep)
         _write_trace(request, measured, console, write_atomic)
-        data = rep.build_report(views, measured)
+        scripted = ({view.name: _scripted(workspace, view) for view in views}
+                    if request.mode == "export" else None)
+        data = rep.build_report(views, measured, scripted)
         text = {"md": rep.to_markdown, "json": rep.to_json}.get(request.fmt)
         body = text(data) if text else rep.to_html(data, figures)
         if request.output and request.output != "-":
@@ -77,6 +79,18 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
     return 0
+
+
+def _scripted(workspace: Workspace, view) -> tuple:
+    """The model scripted (its analysed graph), to set its forks beside the exported
+    program; ``(None, why)`` when it does not script."""
+    from ..errors import CaptureError
+
+    try:
+        cap = workspace.capture(view.capture.target, "script")
+        return workspace.graph(cap), None
+    except CaptureError as exc:
+        return None, exc.message
 
 
 def _measure(view, request: ReportRequest, console: Console):

@@ -154,11 +154,34 @@ def deploy_sentence(t: dict) -> str | None:
             "static estimate, --calibrate for one from this machine).")
 
 
-def build_report(views, measured: dict[str, MeasureResult] | None = None) -> dict:
+def export_section(view, scripted=None, script_error: str | None = None) -> dict | None:
+    """For an exported program: its dataflow bound and, beside it, what the TorchScript
+    model's forks were predicted to give (``scripted``: its analysed graph)."""
+    if view.graph.graph.get("mode") != "export":
+        return None
+    bound = par.dataflow_bound(view.graph)
+    out = {"work": bound.work, "span": bound.span, "parallelism": bound.parallelism,
+           "torchscript": None, "torchscript_error": script_error}
+    if scripted is not None:
+        facts = par.facts(scripted)
+        forks = [n for n, d in scripted.nodes(data=True) if fw.region(d) is not None]
+        out["torchscript"] = {"forks": len(forks), "work": facts.work, "span": facts.span,
+                              "predicted_speedup": facts.predicted_speedup,
+                              "cost_unit": facts.unit}
+    return out
+
+
+def build_report(views, measured: dict[str, MeasureResult] | None = None,
+                 scripted: dict[str, tuple] | None = None) -> dict:
     """The whole report: one entry per model; ``measured``: the results of
-    :func:`irviz.measure.measure` keyed by model name."""
+    :func:`irviz.measure.measure` keyed by model name; ``scripted``: for exported
+    programs, ``(graph or None, error or None)`` of the model scripted, by model name."""
     measured = measured or {}
+    scripted = scripted or {}
     targets = [target_report(v, measured.get(v.name)) for v in views]
+    for view, t in zip(views, targets):
+        if view.graph.graph.get("mode") == "export":
+            t["export"] = export_section(view, *scripted.get(view.name, (None, None)))
     for t in targets:
         t["deploy"] = deploy_sentence(t)
     return {"irviz_version": __version__, "schema_version": SCHEMA_VERSION,
@@ -247,6 +270,33 @@ def _cost(value: float, unit: str) -> str:
     return f"{value:g} ops"
 
 
+def _export_table(e: dict, unit: str) -> Table:
+    rows = [["torch.export's interpreter", "one op after another", "1.00×"],
+             ["a parallel executor (independent branches)",
+              f"work {_cost(e['work'], unit)}, span {_cost(e['span'], unit)}",
+              f"at most {e['parallelism']:.2f}×"]]
+    ts = e.get("torchscript")
+    if ts and ts["forks"]:
+        rows.append(["the TorchScript model (scripted)",
+                     f"{ts['forks']} {_code('torch.jit.fork')} region(s); work "
+                     f"{_cost(ts['work'], ts['cost_unit'])}, "
+                     f"span {_cost(ts['span'], ts['cost_unit'])}",
+                     f"{ts['predicted_speedup']:.2f}× predicted"])
+    note = None
+    if ts and ts["forks"]:
+        note = (f"The exported program runs the TorchScript model's {ts['forks']} fork "
+                f"region(s) serially: the {ts['predicted_speedup']:.2f}× its forks were "
+                "predicted to give is lost (" + _code("irviz lint --mode export")
+                + ": IRV504).")
+    elif ts is not None:
+        note = "The TorchScript model has no torch.jit.fork: export loses no parallelism."
+    elif e.get("torchscript_error"):
+        note = ("The model does not script, so there is no fork to compare: "
+                + _plain(e["torchscript_error"]))
+    return Table("Exported program", ["runs on", "what it has", "speed-up over serial"],
+                 rows, note=note)
+
+
 def _tables(t: dict) -> list[Table]:
     unit = t["cost_unit"]
     tables = [Table(
@@ -271,6 +321,8 @@ def _tables(t: dict) -> list[Table]:
            if t["predicted_speedup_intraop1"] != t["predicted_speedup"] else "") + (
             " Some loops have a dynamic trip count (counted once)."
             if t["dynamic_trip_counts"] else ""))]
+    if t.get("export"):
+        tables.append(_export_table(t["export"], unit))
     if t["forks"] and t.get("predictions") and not t.get("measured"):
         tables.append(Table(
             "Predicted per thread setting (static)",
