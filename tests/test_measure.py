@@ -102,8 +102,9 @@ def test_serial_baseline_matches_and_leaves_the_model_alone(spec, mode, method):
 
     torch.manual_seed(0)
     [target] = load(_spec(spec)).targets
-    inputs = resolve_inputs(target, None)
-    model = capture(target, mode, inputs).scripted
+    example = resolve_inputs(target, None)
+    inputs = example.flat  # the samples' inputs are positional
+    model = capture(target, mode, example).scripted
     before = str(model.graph)
     baseline = M.build_serial_baseline(model)
     assert baseline.info["method"] == method
