@@ -115,10 +115,7 @@ class CallAdapter:
     @property
     def input_names(self) -> list[str]:
         """The names of the positional inputs' parameters, then the keywords."""
-        params = _positional_names(self.obj)
-        names = [params[i] if i < len(params) else f"input_{i}"
-                 for i in range(len(self.inputs.args))]
-        return names + list(self.inputs.kwargs)
+        return self.inputs.names(self.obj)
 
     def _forward(self) -> Callable:
         """The body of the stand-in ``forward``: unpack, call, flatten."""
@@ -190,11 +187,3 @@ class CallAdapter:
             out.append(text)
         return out
 
-
-def _positional_names(obj: Any) -> list[str]:
-    fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
-    try:
-        params = inspect.signature(fn).parameters.values()
-    except (TypeError, ValueError):
-        return []
-    return [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]

@@ -11,7 +11,6 @@ model's line and quoting torch's reason.
 from __future__ import annotations
 
 import contextlib
-import inspect
 import io
 import logging
 import os
@@ -27,7 +26,7 @@ import torch
 
 from ..errors import CaptureError, InputsError, ModelLoadError, UsageError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file
-from .inputs import ExampleInputs
+from .inputs import ExampleInputs, forward_arguments
 from .loader import Target
 
 __all__ = ["ExportOptions", "export_target", "load_exported", "is_exported_archive",
@@ -89,15 +88,6 @@ def quiet_output() -> Iterator[io.StringIO]:
         tmp.close()
 
 
-def _forward_names(obj: Any) -> list[str]:
-    fn = getattr(obj, "forward", obj)
-    try:
-        return [name for name, p in inspect.signature(fn).parameters.items()
-                if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
-    except (TypeError, ValueError):
-        return []
-
-
 def dynamic_shapes(obj: Any, inputs: ExampleInputs, specs: tuple[str, ...]) -> dict | None:
     """``--dynamic-dims`` as torch.export's ``dynamic_shapes``: one entry per argument
     of ``forward`` the call passes (by name), ``{dim: Dim.AUTO}`` for the named ones."""
@@ -106,7 +96,7 @@ def dynamic_shapes(obj: Any, inputs: ExampleInputs, specs: tuple[str, ...]) -> d
     from .retrace import parse_dynamic_dims
 
     wanted = parse_dynamic_dims(list(specs))
-    names = _forward_names(obj)
+    names = forward_arguments(obj)
     bound: dict[str, Any] = dict(zip(names, inputs.args))
     bound.update(inputs.kwargs)
     out: dict[str, Any] = {}

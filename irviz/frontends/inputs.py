@@ -61,7 +61,30 @@ from irviz.errors import InputsError
 from irviz.frontends.loader import Target, quiet_torch_warnings, user_traceback
 from irviz.paths import display_path
 
-__all__ = ["ExampleInputs", "resolve_inputs"]
+__all__ = ["ExampleInputs", "forward_arguments", "forward_signature", "resolve_inputs"]
+
+
+def forward_signature(obj: Any) -> inspect.Signature | None:
+    """The signature of a module's ``forward`` (without ``self``) or of a function; None
+    when Python cannot read it. The one place irviz reads what a model takes."""
+    fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
+    try:
+        return inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+
+
+def forward_arguments(obj: Any, positional_only: bool = False) -> list[str]:
+    """The names of ``forward``'s arguments (not ``*args``/``**kwargs``); with
+    ``positional_only``, those a call can give by position."""
+    sig = forward_signature(obj)
+    if sig is None:
+        return []
+    kinds = ((inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+             if positional_only else (inspect.Parameter.POSITIONAL_ONLY,
+                                      inspect.Parameter.POSITIONAL_OR_KEYWORD,
+                                      inspect.Parameter.KEYWORD_ONLY))
+    return [name for name, p in sig.parameters.items() if p.kind in kinds]
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +118,13 @@ class ExampleInputs:
         except (TypeError, ValueError):
             return None
         return set(bound.arguments)
+
+    def names(self, obj: Any) -> list[str]:
+        """What each input of :attr:`flat` is called: the parameter a positional input
+        binds (``input_3`` past the named ones), then the keywords."""
+        params = forward_arguments(obj, positional_only=True)
+        return [params[i] if i < len(params) else f"input_{i}"
+                for i in range(len(self.args))] + list(self.kwargs)
 
     def describe(self) -> str:
         """``2 positional, keywords input_ids, attention_mask`` for notes."""
@@ -305,21 +335,12 @@ def _from_convention(target: Target) -> ExampleInputs | None:
         hint="see README: Example inputs")
 
 
-def _signature(target: Target) -> inspect.Signature | None:
-    obj = target.obj
-    fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
-    try:
-        return inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None
-
-
 def _checked_names(target: Target, inputs: ExampleInputs, what: str) -> ExampleInputs:
     """Keyword inputs must name arguments of ``forward`` (unless it takes ``**kwargs``),
     and positional and keyword inputs must not give one argument twice."""
     if not inputs.kwargs or not callable(target.obj):
         return inputs
-    sig = _signature(target)
+    sig = forward_signature(target.obj)
     if sig is None:
         return inputs
     params = sig.parameters

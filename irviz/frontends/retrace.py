@@ -8,14 +8,13 @@ against eager execution) reveals them.
 """
 from __future__ import annotations
 
-import inspect
 from dataclasses import dataclass
 
 import torch
 
 from ..errors import UsageError
 from .capture import Capture, capture
-from .inputs import ExampleInputs
+from .inputs import ExampleInputs, forward_arguments
 
 
 @dataclass
@@ -52,15 +51,6 @@ def parse_dynamic_dims(specs: list[str] | None) -> dict[str, list[int]]:
     return out
 
 
-def _param_names(obj) -> list[str]:
-    fn = getattr(obj, "forward", obj)
-    try:
-        params = list(inspect.signature(fn).parameters)
-    except (TypeError, ValueError):
-        return []
-    return [p for p in params if p != "self"]
-
-
 def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     shape = list(t.shape)
     for d in dims:
@@ -81,9 +71,8 @@ def perturbed_inputs(obj, inputs: ExampleInputs, dynamic: dict[str, list[int]]
     A dimension named in ``dynamic`` is a size other inputs share: an ``attention_mask``
     as long as ``input_ids``. Every dimension of another input with the size a named one
     had grows with it, so the second trace sees a valid call, not a mismatch of lengths."""
-    params = _param_names(obj)
-    names = [params[i] if i < len(params) else f"input {i}" for i in range(len(inputs.args))]
-    names += list(inputs.kwargs)
+    params = forward_arguments(obj)
+    names = inputs.names(obj)
     unknown = sorted(set(dynamic) - set(names) - set(params))
     if unknown and (params or inputs.kwargs):
         raise UsageError(f"--dynamic-dims names {', '.join(unknown)}, which forward() does "
