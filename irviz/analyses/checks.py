@@ -73,13 +73,18 @@ class _Finder:
                 self.children[info["parent"]].append(cid)
         self.part: set[str] = set()
         self.checks: dict[str, str] = {}
+        self._inside_of: dict[str, list[str]] = {}
 
     def _inside(self, cid: str) -> list[str]:
-        """Visible nodes of ``cid`` and of every container in it."""
-        out = list(self.visible[cid])
-        for child in self.children[cid]:
-            out += self._inside(child)
-        return out
+        """Visible nodes of ``cid`` and of every container in it (computed once: the
+        fixpoint below asks for each container many times)."""
+        found = self._inside_of.get(cid)
+        if found is None:
+            found = list(self.visible[cid])
+            for child in self.children[cid]:
+                found += self._inside(child)
+            self._inside_of[cid] = found
+        return found
 
     def _only_checks(self, cid: str) -> bool:
         return all(n in self.part for n in self._inside(cid))
