@@ -169,16 +169,22 @@ class Workspace:
         ignores, noqa), and the run's notes: a :class:`~irviz.lint.runner.TargetRun`.
         Its captures and graphs are this workspace's, so a picture drawn afterwards
         costs no second capture."""
-        from .lint.runner import LintOptions, lint_target
+        from .lint.runner import lint_target
 
-        options = options or LintOptions(dynamic_dims=list(self.config.dynamic_dims),
-                                         show_unconfirmed=bool(self.config.show_unconfirmed))
+        options = options or self.lint_options()
         key = (id(target), options.mode, tuple(options.dynamic_dims), options.no_exec,
                options.show_unconfirmed)
         if key not in self._lint:
             self._keep.append(target)
             self._lint[key] = lint_target(self, target, options)
         return self._lint[key]
+
+    def lint_options(self, mode: str = "both"):
+        """The :class:`~irviz.lint.runner.LintOptions` ``[tool.irviz]`` asks for, in ``mode``."""
+        from .lint.runner import LintOptions
+
+        return LintOptions(mode=mode, dynamic_dims=list(self.config.dynamic_dims),
+                           show_unconfirmed=bool(self.config.show_unconfirmed))
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -90,13 +90,7 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
     findings = None
     with model_output_to_stderr():
         if gate is not None:  # an export picture shows the migration findings (IRV5xx)
-            lint_options = None
-            if request.mode == "export":
-                from ..lint.runner import LintOptions
-
-                lint_options = LintOptions(
-                    mode="export", dynamic_dims=list(workspace.config.dynamic_dims),
-                    show_unconfirmed=bool(workspace.config.show_unconfirmed))
+            lint_options = workspace.lint_options("export" if request.mode == "export" else "both")
             findings = gate.apply(workspace.lint(target, lint_options).found).kept
         try:
             view = workspace.view(target, request.mode, options, findings=findings)
