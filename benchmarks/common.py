@@ -19,6 +19,7 @@ import subprocess
 import sys
 import sysconfig
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -216,7 +217,7 @@ def command_line(script: str, argv: list[str]) -> str:
     return " ".join([shown, script, *map(shlex.quote, argv)])
 
 
-def HostLoad() -> "OtherLoad":
+def HostLoad():
     """CPU time *other* processes used while a block ran, in CPUs (Linux; else None): irviz's
     own meter, with this process's children (the tools' runs) counted as ours."""
     from irviz.measure.settings import OtherLoad
@@ -285,8 +286,35 @@ def vm_hwm_kb() -> int | None:
 
 # -- a minimal model loader for child processes that must not import irviz ----------------
 
-def load_spec(spec: str):
-    """(model, example inputs) for ``path.py:Name`` or ``path.py:factory(args)``."""
+@dataclass(frozen=True)
+class Call:
+    """One call of ``forward``: positional ``args`` and keyword ``kwargs``. The anchor
+    tools and the floor get the model's example inputs in this form, in the parent (from
+    irviz's ``ExampleInputs``) and in child processes that must not import irviz."""
+
+    args: tuple
+    kwargs: dict = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, given) -> "Call":
+        """What an ``example_inputs`` entry gives, read as irviz reads it (README: Example
+        inputs): a dict is keyword inputs, ``(tuple, dict)`` both, anything else
+        positional."""
+        if hasattr(given, "args") and hasattr(given, "kwargs"):   # irviz's ExampleInputs
+            return cls(tuple(given.args), dict(given.kwargs))
+        if isinstance(given, dict):
+            return cls((), dict(given))
+        if (isinstance(given, tuple) and len(given) == 2 and isinstance(given[0], tuple)
+                and isinstance(given[1], dict)):
+            return cls(given[0], dict(given[1]))
+        return cls(tuple(given) if isinstance(given, (tuple, list)) else (given,))
+
+    def __call__(self, fn):
+        return fn(*self.args, **self.kwargs)
+
+
+def load_spec(spec: str) -> tuple:
+    """(model, :class:`Call`) for ``path.py:Name`` or ``path.py:factory(args)``."""
     path, attr = spec.rsplit(":", 1)
     file = (ROOT / path).resolve()
     sys.path.insert(0, str(file.parent))
@@ -305,7 +333,7 @@ def load_spec(spec: str):
         model = obj() if isinstance(obj, type) else obj
     ex = module.example_inputs.get(attr, module.example_inputs.get(name))
     ex = ex() if callable(ex) else ex
-    return model, ex if isinstance(ex, tuple) else (ex,)
+    return model, Call.of(ex)
 
 
 def splice(path: Path, tag: str, text: str) -> None:

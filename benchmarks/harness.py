@@ -5,7 +5,9 @@
     .venv/bin/python benchmarks/harness.py --models cell,resnet18 --repeats 2 --no-processes
 
 For every model (the seed samples, a ResNet-18-like CNN, transformers' BERT-base and
-GPT-2 with random weights), in ONE process and interleaved (round r runs every tool
+GPT-2 with random weights, and issue 16's set: a scripted detection-scale model, a
+DenseNet-121-like CNN, ViT and BERT with keyword inputs, torchvision's Faster R-CNN where
+torchvision imports), in ONE process and interleaved (round r runs every tool
 once, in an order rotated by r; round 0 is a warm-up and is reported as "first"):
 
 * irviz, stage by stage: capture (``irviz.frontends.capture.capture``), graph build
@@ -24,7 +26,9 @@ Then, in fresh child processes: ``irviz render`` as a CLI process against a proc
 only builds and traces (or scripts) the same model, interleaved, with the peak RSS of each
 (its own ``VmHWM``), and one child per anchor tool and model for its peak RSS.
 
-Model construction is never timed. Medians over the repeats, "±" is half the min-max range
+A model's keyword inputs reach each tool its own way: ``example_kwarg_inputs`` for the
+floor's trace, ``draw_graph``'s keywords, positionally for ``add_graph``, ``**`` for
+torchviz. Model construction is never timed. Medians over the repeats, "±" is half the min-max range
 relative to the median. Raw results go to ``benchmarks/out/harness.json``; the tables are
 written into ``benchmarks/RESULTS.md`` between the ``harness`` markers.
 """
@@ -43,7 +47,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from common import (OUT, ROOT, HostLoad, command_line, error_text,  # noqa: E402
+from common import (OUT, ROOT, Call, HostLoad, command_line, error_text,  # noqa: E402
                     facts_md, fmt_bytes, fmt_ratio, fmt_s, fmt_stat, load_spec, machine_facts,
                     med, ratio, run_process, scrub, summary, svg_facts, vm_hwm_kb, write_results)
 
@@ -55,6 +59,8 @@ class Model:
     modes: tuple[str, ...]
     repeats: int          # measured rounds (after one warm-up round)
     note: str
+    wasm: bool = True     # the wasm layout column (off where it takes minutes)
+    needs: str | None = None   # a module that must import (checked in a child process)
 
 
 MODELS = [
@@ -70,6 +76,20 @@ MODELS = [
           "transformers BertModel, bert-base config, 1x128 ids"),
     Model("gpt2", "benchmarks/models.py:gpt2()", ("trace",), 3,
           "transformers GPT2Model, gpt2 config, 1x128 ids"),
+    # issue 16's benchmark set
+    Model("detector", "benchmarks/models.py:detector()", ("script",), 2,
+          "scripted Mask R-CNN-like detector (ResNet-101 + FPN + RPN + RoI heads, "
+          "torchvision's style, no torchvision), 1x3x120x120", wasm=False),
+    Model("densenet", "benchmarks/models.py:densenet()", ("trace",), 2,
+          "DenseNet-121-like (growth 32, blocks 6/12/24/16), 1x3x224x224", wasm=False),
+    Model("vit", "benchmarks/models.py:vit()", ("trace",), 3,
+          "transformers ViTModel, base config, pixel_values=1x3x224x224 (keyword)"),
+    Model("bert_kw", "benchmarks/models.py:bert_kw()", ("trace",), 3,
+          "transformers BertModel, default config (ModelOutput), keyword inputs "
+          "input_ids + attention_mask + token_type_ids, 1x128"),
+    Model("fasterrcnn", "benchmarks/models.py:fasterrcnn()", ("script",), 2,
+          "torchvision fasterrcnn_resnet50_fpn scripted, random weights, one 3x320x320 image "
+          "(only where torchvision imports)", wasm=False, needs="torchvision"),
 ]
 ANCHORS = ("torchview", "torchview_full", "tensorboard", "torchviz")
 TOOL_TITLES = {"torchview": "torchview (default)", "torchview_full": "torchview expanded",
@@ -84,23 +104,31 @@ def _now() -> float:
 
 # -- the tools ----------------------------------------------------------------------------
 
-def run_floor(model, inputs, mode: str) -> dict:
+def run_floor(model, call: Call, mode: str) -> dict:
+    """The bare jit a user would call: keyword inputs as ``example_kwarg_inputs``, and
+    ``strict=False`` so that a dict output (a transformers ``ModelOutput``) traces."""
     import torch
 
     t = _now()
     if mode == "trace":
-        torch.jit.trace(model, inputs, check_trace=False)
+        torch.jit.trace(model, call.args or None, check_trace=False, strict=False,
+                        example_kwarg_inputs=call.kwargs or None)
     else:
         torch.jit.script(model)
     return {"time": _now() - t}
 
 
-def run_torchview(model, inputs, full: bool) -> dict:
+def run_torchview(model, call: Call, full: bool) -> dict:
+    """``draw_graph``: positional inputs as ``input_data``, keyword inputs as its extra
+    keywords (or as ``input_data`` when there are only keywords: a dict is called with
+    ``**``)."""
     from torchview import draw_graph
 
     kw = {"depth": float("inf"), "expand_nested": True} if full else {}
+    data = call.args if call.args else call.kwargs
+    extra = call.kwargs if call.args else {}
     t = _now()
-    graph = draw_graph(model, input_data=tuple(inputs), **kw)
+    graph = draw_graph(model, input_data=data, **kw, **extra)
     t1 = _now()
     svg = graph.visual_graph.pipe(format="svg")
     t2 = _now()
@@ -112,6 +140,8 @@ def _first_tensor(value):
 
     if isinstance(value, torch.Tensor):
         return value
+    if isinstance(value, dict):   # a ModelOutput too
+        value = list(value.values())
     if isinstance(value, (tuple, list)):
         for item in value:
             found = _first_tensor(item)
@@ -120,13 +150,13 @@ def _first_tensor(value):
     return None
 
 
-def run_torchviz(model, inputs) -> dict:
+def run_torchviz(model, call: Call) -> dict:
     import torch
     from torchviz import make_dot
 
     t = _now()
     with torch.enable_grad():
-        out = _first_tensor(model(*inputs))
+        out = _first_tensor(call(model))
     t1 = _now()
     if out is None or out.grad_fn is None:
         raise RuntimeError("the output has no autograd graph: torchviz has nothing to draw")
@@ -138,7 +168,22 @@ def run_torchviz(model, inputs) -> dict:
             "svg": svg}
 
 
-def run_tensorboard(model, inputs) -> dict:
+def _positional(model, call: Call) -> tuple:
+    """``call`` as positional inputs (``add_graph`` takes no keywords): keyword inputs that
+    are ``forward``'s next parameters in order go by position."""
+    import inspect
+
+    if not call.kwargs:
+        return call.args
+    params = list(inspect.signature(model.forward).parameters)[len(call.args):]
+    if params[:len(call.kwargs)] != list(call.kwargs):
+        raise TypeError(f"keyword inputs {', '.join(call.kwargs)} are not forward's next "
+                        "parameters: add_graph takes positional inputs only")
+    return call.args + tuple(call.kwargs.values())
+
+
+def run_tensorboard(model, call: Call) -> dict:
+    """``add_graph`` (``use_strict_trace=False`` when a dict output needs it)."""
     import torch.utils.tensorboard.writer as tbw
     from torch.utils.tensorboard import SummaryWriter
 
@@ -154,7 +199,7 @@ def run_tensorboard(model, inputs) -> dict:
         with tempfile.TemporaryDirectory() as logdir:
             t = _now()
             writer = SummaryWriter(log_dir=logdir)
-            writer.add_graph(model, tuple(inputs))
+            writer.add_graph(model, _positional(model, call), use_strict_trace=not call.kwargs)
             writer.close()
             elapsed = _now() - t
             size = sum(p.stat().st_size for p in Path(logdir).rglob("*") if p.is_file())
@@ -206,30 +251,54 @@ def run_irviz(target, inputs, mode: str, steps, wasm: bool = True) -> dict:
         except Exception as exc:  # noqa: BLE001 - recorded, not fatal
             extra["wasm_error"] = error_text(exc)
     total = sum(v for k, v in st.items() if k != "layout_wasm")
-    return {"time": total, "stages": st, "svg": svg, "dot": dot, "ir_nodes": G.number_of_nodes(),
-            "ir_edges": G.number_of_edges(), "drawn_nodes_reported": getattr(view, "drawn_nodes", None),
+    return {"time": total, "stages": st, "svg": svg, "dot": dot,
+            "ir_nodes": G.number_of_nodes(), "ir_edges": G.number_of_edges(),
+            "drawn_nodes_reported": getattr(view, "drawn_nodes", None),
             "render_notes": list(getattr(view, "render_notes", []) or []), **extra}
 
 
-def tool_runner(tool: str, model, inputs, mode: str | None = None, target=None, steps=None):
+_CLUSTER = re.compile(r'^( *)subgraph "cluster_([^"]*)" \{\n *label=<(.*?)>;$', re.M)
+_BOLD = re.compile(r"<B>(.*?)</B>")
+
+
+def clusters(dot: str) -> dict:
+    """The picture's clusters from irviz's DOT: the top-level ones in drawing order
+    (``backbone: ResNetBody``, ``if pad_h > 0 ...``) and how many are module calls."""
+    import html
+
+    top, calls = [], 0
+    for m in _CLUSTER.finditer(dot):
+        indent, cid, label = m.groups()
+        is_call = cid.endswith("/call")
+        calls += is_call
+        if len(indent) == 2:
+            bold = _BOLD.search(label)
+            text = html.unescape(re.sub(r"<[^>]+>", "", bold.group(1) if bold else label))
+            top.append({"kind": "module" if is_call else "control", "label": text.strip()})
+    return {"top_clusters": top, "module_clusters": calls}
+
+
+def tool_runner(tool: str, model, call: Call, mode: str | None = None, target=None,
+                steps=None, inputs=None, wasm: bool = True):
+    """One tool's run; irviz gets ``inputs`` (irviz's ExampleInputs), the others ``call``."""
     if tool == "irviz":   # irviz records torch's warnings itself
-        return run_irviz(target, inputs, mode, steps)
+        return run_irviz(target, inputs, mode, steps, wasm)
     with warnings.catch_warnings():   # TracerWarnings etc. of the other tools: not our topic
         warnings.simplefilter("ignore")
-        return _other_tool(tool, model, inputs, mode)
+        return _other_tool(tool, model, call, mode)
 
 
-def _other_tool(tool: str, model, inputs, mode: str | None):
+def _other_tool(tool: str, model, call: Call, mode: str | None):
     if tool == "floor":
-        return run_floor(model, inputs, mode)
+        return run_floor(model, call, mode)
     if tool == "torchview":
-        return run_torchview(model, inputs, full=False)
+        return run_torchview(model, call, full=False)
     if tool == "torchview_full":
-        return run_torchview(model, inputs, full=True)
+        return run_torchview(model, call, full=True)
     if tool == "torchviz":
-        return run_torchviz(model, inputs)
+        return run_torchviz(model, call)
     if tool == "tensorboard":
-        return run_tensorboard(model, inputs)
+        return run_tensorboard(model, call)
     raise ValueError(tool)
 
 
@@ -244,6 +313,7 @@ def bench_model(m: Model, repeats: int | None, steps, wasm: bool, anchors: tuple
     t = _now()
     [target] = load(m.spec).targets
     inputs = resolve_inputs(target, None)
+    call = Call.of(inputs)
     build_time = _now() - t
     model = target.obj
     n_params = sum(p.numel() for p in model.parameters())
@@ -263,7 +333,8 @@ def bench_model(m: Model, repeats: int | None, steps, wasm: bool, anchors: tuple
                 tool, _, mode = key.partition(":")
                 gc.collect()
                 try:
-                    res = tool_runner(tool, model, inputs, mode or None, target, steps)
+                    res = tool_runner(tool, model, call, mode or None, target, steps, inputs,
+                                      wasm and m.wasm)
                 except Exception as exc:  # noqa: BLE001 - the tool failed on this model
                     errors[key] = error_text(exc)
                     continue
@@ -293,6 +364,7 @@ def bench_model(m: Model, repeats: int | None, steps, wasm: bool, anchors: tuple
                 entry["svg_file"] = f"benchmarks/out/svg/{name}"
             if res.get("dot") is not None:
                 entry["dot_bytes"] = len(res["dot"])
+                entry.update(clusters(res["dot"]))
         out["tools"][key] = entry
     return out
 
@@ -337,13 +409,13 @@ def child_main(tool: str, spec: str, mode: str | None) -> None:
     """One tool on one freshly built model; prints one JSON line."""
     t = _now()
     import torch  # noqa: F401 - what every tool imports first
-    model, inputs = load_spec(spec)
+    model, call = load_spec(spec)
     built = _now() - t
     hwm_built = vm_hwm_kb()
     result: dict = {"build_s": built, "hwm_built_kb": hwm_built}
     try:
         t = _now()
-        res = tool_runner(tool, model, inputs, mode)
+        res = tool_runner(tool, model, call, mode)
         result.update(run_s=_now() - t, ok=True)
         result.update({k: v for k, v in svg_facts(res.get("svg")).items() if k != "svg_pt"})
     except Exception as exc:  # noqa: BLE001
@@ -514,7 +586,7 @@ def render_md(res: dict, cmd: str) -> str:
             def cell(e):
                 if not e:
                     return "–"
-                return f"fails¹" if e.get("error") else fmt_stat(e.get("time"))
+                return "fails¹" if e.get("error") else fmt_stat(e.get("time"))
             show = (lambda e: cell(e)) if i == 0 else (lambda e: "″")
             L.append(" | ".join([
                 f"| {m['key']}", mode, str(iv.get("ir_nodes", "–")), cell(iv),
@@ -626,7 +698,8 @@ def render_md(res: dict, cmd: str) -> str:
                 fmt_ratio(ratio(med(iv["peak_kb"]), med(fl["peak_kb"])))]) + " |")
         L += ["", "Anchor tools, one fresh process each (peak RSS; in parentheses the "
               "tool's first call in that process; these children run "
-              f"{proc.get('jobs')} at a time, so their times are only indicative). CPU time other processes used meanwhile: "
+              f"{proc.get('jobs')} at a time, so their times are only indicative). CPU time "
+              "other processes used meanwhile: "
               f"{proc.get('anchors_other_load_cpus')} CPUs.", "",
               "| model | floor | irviz CLI | " + " | ".join(TOOL_TITLES[a] for a in ANCHORS)
               + " |", "|---|---|---|" + "---|" * len(ANCHORS)]
@@ -647,13 +720,138 @@ def render_md(res: dict, cmd: str) -> str:
             L.append(" | ".join(cells) + " |")
         L.append("")
 
+    L += issue16_md(res)
     L += ["### Targets", "", *targets_md(res), ""]
     return "\n".join(L)
 
 
+HEAVY = 1000      # IR nodes from which (build+analyses+DOT) must be 10x faster than capture
+
+
+def _irviz_rows(res: dict):
+    for m in res["models"]:
+        for key, e in m["tools"].items():
+            if key.startswith("irviz:") and not e.get("error"):
+                yield m, key.split(":", 1)[1], e
+
+
+def _width_ok(e: dict) -> bool | None:
+    pt = e.get("svg_pt")
+    return None if not pt else pt[0] <= 4000
+
+
+def issue16_md(res: dict) -> list[str]:
+    """One row per model and mode with what issue 16's done-when lines ask."""
+    L = ["### Issue 16: the done-when figures per model (in-process medians)", "",
+         "irviz ÷ floor: the whole irviz run against the bare `torch.jit.trace`/`script` of "
+         "the same model in the same process (≤ 2×). Layout: `dot` on the default picture "
+         "(≤ 2 s). Picture: the default SVG's size in pt (width ≤ 4,000). own ÷ capture: "
+         f"(build + analyses + DOT) ÷ capture, asked ≤ 0.10 from {HEAVY:,} IR nodes. Module "
+         "clusters: dashed module-call clusters in the DOT. First clusters: the picture's "
+         "top-level clusters in drawing order (*if*/*loop* frames in italics).", "",
+         "| model | mode | IR nodes | irviz | floor | irviz ÷ floor | layout (dot) "
+         "| picture w × h pt | own ÷ capture | module clusters | first clusters |",
+         "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for m, mode, e in _irviz_rows(res):
+        fl = m["tools"].get(f"floor:{mode}", {})
+        st = e["stages"]
+        own = ratio(_own(e), med(st["capture"]))
+        first = ", ".join((f"`{c['label']}`" if c["kind"] == "module" else f"*{c['label']}*")
+                          .replace("|", "\\|") for c in e.get("top_clusters", [])[:6])
+        L.append(" | ".join([
+            f"| {m['key']}", mode, str(e.get("ir_nodes", "–")), fmt_stat(e["time"]),
+            "fails¹" if fl.get("error") else fmt_stat(fl.get("time")),
+            fmt_ratio(ratio(med(e["time"]), med(fl.get("time")))),
+            fmt_stat(st.get("layout")), _pt(e),
+            fmt_ratio(own) if (e.get("ir_nodes") or 0) >= HEAVY else f"({fmt_ratio(own)})",
+            str(e.get("module_clusters", "–")), first or "–"]) + " |")
+    for key, why in (res.get("skipped_models") or {}).items():
+        L.append(f"| {key} | – | skipped: {why} | | | | | | | | |")
+    L += ["", "own ÷ capture in parentheses: fewer than "
+          f"{HEAVY:,} IR nodes, not asked.", ""]
+    return L
+
+
+def issue16_targets(res: dict) -> list[str]:
+    rows = []
+
+    def yes(ok):
+        return "**yes**" if ok else "**no**"
+
+    models = {m["key"]: m for m in res["models"]}
+    near = []
+    for key in ("resnet18", "bert", "gpt2"):
+        tools = models.get(key, {}).get("tools", {})
+        tv = tools.get("torchview_full", {})
+        for mode in ("trace", "script"):
+            e = tools.get(f"irviz:{mode}")
+            if e and not e.get("error") and tv and not tv.get("error"):
+                r = ratio(med(e["time"]), med(tv.get("time")))
+                near.append((f"{key} {mode}", med(e["time"]), med(tv.get("time")), r,
+                             e.get("module_clusters", 0)))
+    if near:
+        ok = [n for n in near if n[3] is not None and n[3] <= 1 and n[4] > 0]
+        rows.append("| irviz in-process ≤ torchview expanded on ResNet-18, BERT-base, GPT-2, "
+                    "drawing module clusters | " + "; ".join(
+                        f"{n} {fmt_s(a)} vs {fmt_s(b)} ({fmt_ratio(r)}, {c} clusters)"
+                        for n, a, b, r, c in near)
+                    + f" | {yes(len(ok) == len(near))} ({len(ok)} of {len(near)}) |")
+    rows_all = list(_irviz_rows(res))
+    floor = [(f"{m['key']} {mode}", ratio(med(e["time"]),
+                                          med(m["tools"].get(f"floor:{mode}", {}).get("time"))))
+             for m, mode, e in rows_all]
+    floor = [(n, r) for n, r in floor if r is not None]
+    if floor:
+        ok = [n for n, r in floor if r <= 2]
+        rows.append("| every benchmark model ≤ 2× its bare jit (same process) | "
+                    + ", ".join(f"{n} {r:.2f}×" for n, r in floor)
+                    + f" | {yes(len(ok) == len(floor))} ({len(ok)} of {len(floor)}) |")
+    det = models.get("detector", {}).get("tools", {}).get("irviz:script")
+    if det and not det.get("error"):
+        pair = (res.get("processes") or {}).get("pairs", {}).get("detector:script", {})
+        cli = med((pair.get("irviz") or {}).get("wall"))
+        fig = (f"CLI process {fmt_s(cli)}" if cli is not None else "CLI process not run")
+        fig += f"; in-process {fmt_s(med(det['time']))}, {det.get('ir_nodes')} IR nodes"
+        t = cli if cli is not None else med(det["time"])
+        rows.append(f"| detection-scale scripted model < 10 s end to end | {fig} "
+                    f"| {yes(t < 10)} |")
+    lay = [(f"{m['key']} {mode}", med(e["stages"].get("layout"))) for m, mode, e in rows_all]
+    lay = [(n, t) for n, t in lay if t is not None]
+    if lay:
+        worst = max(lay, key=lambda x: x[1])
+        over = [f"{n} {fmt_s(t)}" for n, t in lay if t > 2]
+        rows.append(f"| no default picture takes > 2 s of layout | slowest: {worst[0]} "
+                    f"{fmt_s(worst[1])}" + (f"; over 2 s: {', '.join(over)}" if over else "")
+                    + f" | {yes(not over)} ({len(lay) - len(over)} of {len(lay)}) |")
+    heavy = [(f"{m['key']} {mode}", ratio(med(e["stages"]["capture"]), _own(e)))
+             for m, mode, e in rows_all if (e.get("ir_nodes") or 0) >= HEAVY]
+    if heavy:
+        ok = [n for n, r in heavy if r is not None and r >= 10]
+        rows.append(f"| build + analyses + DOT ≥ 10× faster than capture (≥ {HEAVY:,} IR "
+                    "nodes) | " + ", ".join(f"{n} {fmt_ratio(r)}" for n, r in heavy)
+                    + f" | {yes(len(ok) == len(heavy))} ({len(ok)} of {len(heavy)}) |")
+    wide = [(f"{m['key']} {mode}", e["svg_pt"]) for m, mode, e in rows_all if e.get("svg_pt")]
+    if wide:
+        over = [f"{n} {pt[0]:.0f} pt" for n, pt in wide if pt[0] > 4000]
+        widest = max(wide, key=lambda x: x[1][0])
+        rows.append(f"| default picture ≤ 4,000 pt wide | widest: {widest[0]} "
+                    f"{widest[1][0]:.0f} pt" + (f"; over: {', '.join(over)}" if over else "")
+                    + f" | {yes(not over)} ({len(wide) - len(over)} of {len(wide)}) |")
+    if det and not det.get("error"):
+        top = det.get("top_clusters", [])
+        names = [c["label"].split(":", 1)[0] for c in top]
+        mods = [c["label"].split(":", 1)[0] for c in top if c["kind"] == "module"]
+        stages = names[:3] == ["backbone", "neck", "rpn"] or (
+            names[:2] == ["backbone", "neck"] and len(names) > 2 and "head" in names[2])
+        rows.append("| detection model: top-level stages (backbone, neck, heads) are its "
+                    f"first clusters | first clusters: {', '.join(names[:6]) or 'none'}; "
+                    f"module clusters in order: {', '.join(mods)} | {yes(stages)} |")
+    return rows
+
+
 def targets_md(res: dict) -> list[str]:
     models = {m["key"]: m for m in res["models"]}
-    rows = ["| target | figure | met? |", "|---|---|---|"]
+    rows = ["| target | figure | met? |", "|---|---|---|", *issue16_targets(res)]
 
     def yes(ok):
         return "**yes**" if ok else "**no**"
@@ -738,13 +936,23 @@ def main(argv: list[str] | None = None) -> int:
     shown_argv = sys.argv[1:] if argv is None else argv
     cmd = command_line("benchmarks/harness.py", shown_argv)
     wanted = args.models.split(",") if args.models else None
+    unknown = sorted(set(wanted or ()) - {m.key for m in MODELS})
+    if unknown:
+        ap.error(f"unknown model keys {', '.join(unknown)}; choose from "
+                 + ", ".join(m.key for m in MODELS))
     models = [m for m in MODELS if wanted is None or m.key in wanted]
+    skipped = {m.key: _cannot_import(m.needs) for m in models if m.needs}
+    skipped = {k: why for k, why in skipped.items() if why}
+    models = [m for m in models if m.key not in skipped]
+    for key, why in skipped.items():
+        print(f"{key}: skipped: {why}", flush=True)
     start = _now()
     facts = machine_facts()
     steps = analysis_steps()
     anchors = tuple(a for a in ANCHORS if _importable(a))
     missing = [a for a in ANCHORS if a not in anchors]
     results = {"facts": facts, "command": cmd, "models": [], "missing_tools": missing,
+               "skipped_models": skipped,
                "analysis_steps": [s.name for s in steps]}
     if missing:
         print(f"note: not installed, skipped: {', '.join(missing)} (make bench-deps)")
@@ -773,6 +981,20 @@ def main(argv: list[str] | None = None) -> int:
     results["load_end"] = [round(v, 2) for v in os.getloadavg()]
     write_results("harness", results, render_md(results, cmd), write=not args.no_write)
     return 0
+
+
+def _cannot_import(module: str) -> str | None:
+    """Why ``module`` does not import here (in a child process: a torchvision that fails
+    half-way breaks transformers in the process that tried), or None when it does."""
+    import subprocess
+
+    proc = subprocess.run([sys.executable, "-c", f"import {module}"], capture_output=True,
+                          text=True, timeout=PROCESS_TIMEOUT)
+    if proc.returncode == 0:
+        return None
+    lines = [ln for ln in proc.stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else f"exit {proc.returncode}"
+    return scrub(f"`import {module}` fails: {last}")[:300]
 
 
 def _importable(tool: str) -> bool:
