@@ -25,6 +25,7 @@ from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch
 from .adapters import CallAdapter
 from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .inputs import ExampleInputs
+from . import trace_graph
 from .loader import Target
 
 MODES = ("script", "trace", "auto", "export")
@@ -58,8 +59,9 @@ class Capture:
     target: Target
     #: "script", "trace", "archive" or "export" (what was actually done)
     mode: str
-    #: a ScriptModule or ScriptFunction (None for ``export``)
-    scripted: Any
+    #: the ScriptModule or ScriptFunction once made (None for ``export``, and for a trace
+    #: drawn from :attr:`trace_graph` until something runs it: see :attr:`scripted`)
+    compiled: Any
     #: the example inputs as given (positional and keyword)
     inputs: ExampleInputs | None
     warnings: list[CapturedWarning] = field(default_factory=list)
@@ -73,6 +75,21 @@ class Capture:
     adapter: CallAdapter | None = None
     #: ``export``: the ``torch.export.ExportedProgram`` (from the model or a ``.pt2``)
     exported: Any = None
+    #: a trace of a plain module tree: the traced graph without the TracedModule
+    #: (:mod:`irviz.frontends.trace_graph`); None for every other capture
+    trace_graph: Any = None
+    #: makes :attr:`compiled` the first time something needs to run it (a
+    #: :class:`_Once`: shared by copies, as ``auto``'s copy of the workspace's trace)
+    _make_compiled: Any = field(default=None, repr=False)
+
+    @property
+    def scripted(self) -> Any:
+        """The ScriptModule or ScriptFunction. A trace drawn from :attr:`trace_graph` makes
+        its TracedModule here, once, the first time something runs the model (``run``,
+        ``--measure``, lint's re-trace): a picture never pays for it."""
+        if self.compiled is None and self._make_compiled is not None:
+            self.compiled = self._make_compiled()
+        return self.compiled
 
     def run(self, inputs: ExampleInputs | None = None) -> Any:
         """Run the compiled model on ``inputs`` (default: the capture's own). A trace takes
@@ -92,8 +109,11 @@ class Capture:
 
     def graph_input_examples(self) -> list:
         """The example value of each graph input after ``self`` (None where unknown)."""
-        n = len(list(self.graph.inputs())) - (1 if isinstance(
-            self.scripted, torch.jit.ScriptModule) else 0)
+        if self.trace_graph is not None:
+            n = self.trace_graph.n_inputs
+        else:
+            n = len(list(self.graph.inputs())) - (1 if isinstance(
+                self.scripted, torch.jit.ScriptModule) else 0)
         if self.inputs is None:
             return [None] * n
         if self.adapter is not None or not self.inputs.kwargs:
@@ -116,7 +136,10 @@ class Capture:
 
     @property
     def graph(self) -> torch._C.Graph:
-        """The entry graph (``forward`` for modules)."""
+        """The entry graph (``forward`` for modules; for :attr:`trace_graph`, its inlined
+        graph, whose inputs after the model's are its parameters and buffers)."""
+        if self.trace_graph is not None:
+            return self.trace_graph.graph
         return self.scripted.graph
 
 
@@ -271,8 +294,9 @@ def _script(target: Target) -> Any:
 
 def _trace(target: Target, inputs: ExampleInputs | None
            ) -> tuple[Any, EagerRun | None, CallAdapter | None]:
-    """The traced module, the lines of the model's code the trace's run executed, and how
-    the model was called (keyword inputs placed, outputs flattened)."""
+    """The traced module (or a :class:`~irviz.frontends.trace_graph.TraceGraph`), the lines
+    of the model's code the trace's run executed, and how the model was called (keyword
+    inputs placed, outputs flattened)."""
     if inputs is None:
         raise InputsError(
             f"--mode trace needs example inputs for {target.spec}",
@@ -289,12 +313,10 @@ def _trace(target: Target, inputs: ExampleInputs | None
         return obj, None, None
     adapter = CallAdapter(obj, inputs)
     lines = LineRecorder()
-    # containers of tensors among the inputs are constant structure: strict mode refuses them
-    strict = all(isinstance(v, torch.Tensor) or type(v) is tuple for v in adapter.flat)
+    strict = _strict(adapter)
     try:
         with lines.around_forward(adapter.traceable):
-            traced = torch.jit.trace(adapter.traceable, adapter.flat, check_trace=False,
-                                     strict=strict)
+            traced = _trace_graph_or_module(adapter, strict)
         return traced, EagerRun(executed_lines=lines.executed()), adapter
     except Exception as exc:
         text = str(exc).strip()
@@ -314,6 +336,58 @@ def _trace(target: Target, inputs: ExampleInputs | None
             f"torch.jit.trace failed on {target.spec}{where}: {type(exc).__name__}: {first}",
             hint=_trace_hint(text, frame is not None or caller is not None),
             detail=text if "\n" in text else None) from None
+
+
+def _trace_graph_or_module(adapter: CallAdapter, strict: bool) -> Any:
+    """The trace as a graph without the TracedModule when the model is a plain module tree;
+    else (a ScriptModule or ScriptFunction inside: their calls, forks and control flow live
+    only in the TracedModule's graphs; a plain function: it has no hierarchy to save) the
+    TracedModule, as ``torch.jit.trace`` makes it."""
+    traceable = adapter.traceable
+    if trace_graph.supported(traceable):
+        try:
+            return trace_graph.trace_graph(traceable, adapter.flat, strict)
+        except trace_graph.Unsupported:
+            pass  # traced a scripted call inlined: the TracedModule draws it as a call
+    return _traced_module(adapter, strict)
+
+
+def _strict(adapter: CallAdapter) -> bool:
+    """Containers of tensors among the inputs are constant structure: strict mode refuses
+    them."""
+    return all(isinstance(v, torch.Tensor) or type(v) is tuple for v in adapter.flat)
+
+
+def _traced_module(adapter: CallAdapter, strict: bool) -> Any:
+    return torch.jit.trace(adapter.traceable, adapter.flat, check_trace=False, strict=strict)
+
+
+class _Once:
+    """A value made on the first call and kept."""
+
+    def __init__(self, make):
+        self._make, self._value = make, None
+
+    def __call__(self):
+        if self._make is not None:
+            make, self._make = self._make, None
+            self._value = make()
+        return self._value
+
+
+def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> _Once:
+    """Makes the TracedModule of a capture drawn from its trace graph, with the warnings
+    its second trace raises left unrecorded (the first trace recorded them)."""
+    def make():
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            old_state = torch._C._jit_get_tracer_state_warn()
+            torch._C._jit_set_tracer_state_warn(False)
+            try:
+                return _traced_module(adapter, strict)
+            finally:
+                torch._C._jit_set_tracer_state_warn(old_state)
+    return _Once(make)
 
 
 def _input_labels(inputs: ExampleInputs) -> list[str]:
@@ -410,8 +484,13 @@ def capture(target: Target, mode: str = "script",
             eager = run_eagerly(target.obj, inputs)
         if eager.error:
             notes.append(f"shapes not recorded: running the model raised {eager.error}")
-    return Capture(target=target, mode=done, scripted=scripted, inputs=inputs,
-                   warnings=list(recorded), notes=notes, eager=eager, adapter=adapter)
+    graph = make = None
+    if isinstance(scripted, trace_graph.TraceGraph):
+        graph, scripted = scripted, None
+        make = _lazy_traced_module(adapter, _strict(adapter))
+    return Capture(target=target, mode=done, compiled=scripted, inputs=inputs,
+                   warnings=list(recorded), notes=notes, eager=eager, adapter=adapter,
+                   trace_graph=graph, _make_compiled=make)
 
 
 def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,
@@ -423,7 +502,7 @@ def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,
     if target.kind == "exported":
         if mode == "trace":
             notes.append("a saved torch.export program (.pt2) is shown as exported")
-        return Capture(target=target, mode="export", scripted=None, inputs=inputs,
+        return Capture(target=target, mode="export", compiled=None, inputs=inputs,
                        notes=notes, exported=target.obj)
     with recording_warnings(forward_source(target), target.source_file) as recorded:
         try:
@@ -431,5 +510,5 @@ def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,
         except CaptureError as exc:
             exc.warnings = list(recorded)
             raise
-    return Capture(target=target, mode="export", scripted=None, inputs=inputs,
+    return Capture(target=target, mode="export", compiled=None, inputs=inputs,
                    warnings=list(recorded), notes=notes + more, exported=program)

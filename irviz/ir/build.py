@@ -502,5 +502,10 @@ def _child(module, name: str):
 
 
 def build_graph(capture: Capture) -> nx.DiGraph:
-    """The IR graph of a capture (see :mod:`irviz.ir.model`)."""
+    """The IR graph of a capture (see :mod:`irviz.ir.model`); a trace without its
+    TracedModule is drawn the same way by :mod:`irviz.ir.build_trace`."""
+    if capture.trace_graph is not None:
+        from .build_trace import build_trace_graph
+
+        return build_trace_graph(capture)
     return _Builder(capture).build()

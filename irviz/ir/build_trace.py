@@ -1,0 +1,393 @@
+"""Draw a :class:`~irviz.frontends.trace_graph.TraceGraph` as :mod:`irviz.ir.build` draws
+the TracedModule of the same trace: same ids, containers, glue nodes and edge records.
+
+The TracedModule's method graphs are reconstructed from the flat graph, as torch's
+``FixupTraceScopeBlocks`` makes them (checked node for node against the TracedModule
+route by tests/test_trace_graph_capture.py):
+
+* each call's method starts with the ``prim::GetAttr`` chains it reads: the parameters'
+  chains, then the called submodules', each group latest-first-used first;
+* a call is one position in its caller (``prim::CallMethod``); the values it defines
+  and something after it reads are its results, in the order they are first read: none
+  is a ``None`` constant in the callee, several a ``prim::TupleConstruct`` in the callee
+  and a ``prim::TupleUnpack`` right after the call; a result read through one call has
+  the call's unshaped type, as ``prim::CallMethod``'s output has;
+* the k-th call of one module is its method ``forward{k}`` (``forward`` for the first).
+
+Debug names of values are the flat graph's: a tooltip may name a value another way.
+"""
+from __future__ import annotations
+
+import networkx as nx
+import torch
+
+from ..frontends.capture import Capture
+from .build import _arg_names, _attr_repr, _Builder, _class_name, _ins, _join, _outs
+from .model import demangle, tensor_info, value_info
+from .source import node_locations
+
+
+def _qualified(module) -> str:
+    try:
+        return demangle(torch._jit_internal._qualified_name(type(module)))
+    except Exception:  # noqa: BLE001 - a class torch cannot name
+        return type(module).__qualname__
+
+
+def _unshaped(value) -> dict:
+    ty = value.type()
+    text = "Tensor" if ty.kind() == "TensorType" else demangle(
+        ty.annotation_str if hasattr(ty, "annotation_str") else str(ty))
+    return {"name": None, "type": text, "shape": None, "dtype": None}
+
+
+class _Method:
+    """One method being drawn: the root's forward or a call's."""
+
+    def __init__(self, call: int | None, prefix: str, block: str, scope: tuple, depth: int):
+        self.call, self.prefix, self.block, self.scope, self.depth = call, prefix, block, \
+            scope, depth
+        self.next = 0
+        #: state input index -> the id of its GetAttr node here
+        self.params: dict[int, str] = {}
+
+    def take(self, n: int = 1) -> str:
+        nid = f"{self.prefix}n{self.next}"
+        self.next += n
+        return nid
+
+
+class _TraceBuilder(_Builder):
+    def __init__(self, capture: Capture):
+        super().__init__(capture)
+        self.tg = capture.trace_graph
+
+    # -- what each call is -------------------------------------------------------
+    def _analyse(self) -> None:
+        tg = self.tg
+        self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
+        self.node_stack: list[tuple] = []
+        inputs = list(tg.graph.inputs())
+        self.state_of = {v.unique(): i - tg.n_inputs for i, v in enumerate(inputs)
+                         if i >= tg.n_inputs}
+        for v in inputs:
+            self.stack_of[v.unique()] = ()
+        n = len(tg.calls)
+        self.escapes: list[list] = [[] for _ in range(n)]
+        self.children: list[list[int]] = [[] for _ in range(n + 1)]  # n: the root
+        for k, call in enumerate(tg.calls):
+            self.children[n if call.parent is None else call.parent].append(k)
+        #: per method (call index, n for the root): the state inputs it reads (``("s", i)``)
+        #: and the modules it calls (``("c", first call)``), by where it first does
+        self.attrs: list[dict] = [{} for _ in range(n + 1)]
+        first_node: dict[int, int] = {}
+        for i, node in enumerate(tg.nodes):
+            scope = node.scopeName()
+            stack = tuple(int(s) for s in scope.split("/")) if scope else ()
+            self.node_stack.append(stack)
+            for k in stack:
+                first_node.setdefault(k, i)
+            self._uses(node, stack, n, i)
+            for out in _outs(node):
+                self.stack_of[out.unique()] = stack
+        self._uses(tg.graph.return_node(), (), n, len(tg.nodes))
+        where: dict[int, float] = {}
+        for k, call in enumerate(tg.calls):
+            kind, at = call.anchor or (None, None)
+            if kind == "node":
+                where[k] = at + 0.5 + k * 1e-9
+            elif kind == "call":
+                where[k] = where.get(at, -1.0) + (k - at) * 1e-9
+            elif kind == "start":
+                where[k] = -1.0 + k * 1e-9
+            else:  # its anchor was dead code: just before its first node
+                where[k] = first_node.get(k, len(tg.nodes)) - 0.25 + k * 1e-9
+            attrs = self.attrs[n if call.parent is None else call.parent]
+            key = next((("c", j) for kk, j in attrs if kk == "c"
+                        and tg.calls[j].module is call.module), ("c", k))
+            attrs.setdefault(key, where[k])
+
+    def _uses(self, node, stack: tuple, root: int, at: int) -> None:
+        for pos, v in enumerate(_ins(node)):
+            u = v.unique()
+            if u in self.state_of:
+                attrs = self.attrs[stack[-1] if stack else root]
+                attrs.setdefault(("s", self.state_of[u]), at + pos * 1e-6)
+                continue
+            defined = self.stack_of.get(u, ())
+            common = 0
+            while common < min(len(defined), len(stack)) and defined[common] == stack[common]:
+                common += 1
+            for k in defined[common:]:
+                if not any(e.unique() == u for e in self.escapes[k]):
+                    self.escapes[k].append(v)
+
+    # -- entry -------------------------------------------------------------------
+    def build(self) -> nx.DiGraph:
+        cap, tg = self.capture, self.tg
+        self._analyse()
+        root_class = _class_name(tg.root)
+        self._container("root", "graph", None, owner=None, label=root_class,
+                        module="", **{"class": root_class}, depth=0)
+        examples = cap.graph_input_examples()
+        self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
+        input_ids = []
+        for i, value in enumerate(list(tg.graph.inputs())[:tg.n_inputs]):
+            nid = f"in{i}"
+            info = value_info(value)
+            example = examples[i] if i < len(examples) else None
+            if isinstance(example, torch.Tensor) and info["shape"] is None:
+                info = {**tensor_info(example), "type": info["type"]}
+            info["name"] = value.debugName().split(".")[0]
+            self.G.add_node(nid, kind="prim::Param", label=info["name"], source=None,
+                            user_source=None, scope="", scope_class=root_class, block="root",
+                            subgraph_of=None, outputs=[info], inputs=[], attributes={},
+                            hidden=False)
+            self.refs[value.unique()] = (nid,)
+            input_ids.append(nid)
+        n = len(tg.calls)
+        self.opened = [False] * n
+        self.methods: dict[int | None, _Method] = {}
+        self.after_node: dict[int, list[int]] = {}
+        self.after_call: dict[int | None, list[int]] = {}
+        for k, call in enumerate(tg.calls):
+            if call.anchor is None:
+                continue
+            where, at = call.anchor
+            if where == "node":
+                self.after_node.setdefault(at, []).append(k)
+            else:
+                self.after_call.setdefault(at, []).append(k)
+        root = _Method(None, "", "root", ("", root_class), 0)
+        self.methods[None] = root
+        self._getattrs(root, n)
+        self.open: list[int] = []
+        for k in self.after_call.get(None, []):
+            self._open_call(k)
+        for i, node in enumerate(tg.nodes):
+            stack = self.node_stack[i]
+            self._close_to(stack)
+            for k in stack:
+                if not self.opened[k]:
+                    self._open_call(k)
+            self._close_to(stack)
+            method = self.methods[stack[-1] if stack else None]
+            self._op(node, method)
+            for k in self.after_node.get(i, []):
+                self._open_call(k)
+        self._close_to(())
+        for k in range(n):  # calls torch left no trace of (their ops were dead code)
+            if not self.opened[k] and tg.calls[k].parent is None:
+                self._open_call(k)
+                self._close_to(())
+        ret = tg.graph.return_node()
+        outs = [self._ref(v, ()) for v in _ins(ret)]
+        self.G.add_node("out", kind="prim::Return", label="return", source=None,
+                        user_source=None, scope="", scope_class=root_class, block="root",
+                        subgraph_of=None, outputs=[], attributes={}, hidden=False,
+                        inputs=[list(r) for r, _ in outs])
+        for (ref, info) in outs:
+            self._link(ref, "out", info)
+        leaves = cap.adapter.outputs if cap.adapter is not None else None
+        if leaves is not None and leaves.flattened:
+            self.G.nodes["out"]["output_names"] = list(leaves.names)
+        self.G.graph.update(
+            name=cap.name, mode=cap.mode, root_class=root_class,
+            source_file=str(cap.target.source_file) if cap.target.source_file else None,
+            inputs=input_ids, outputs=["out"], blocks=self.blocks)
+        return self.G
+
+    # -- methods -----------------------------------------------------------------
+    def _getattrs(self, method: _Method, key: int) -> None:
+        """The method's GetAttr chains: parameters' (hidden nodes), then submodules'."""
+        tg = self.tg
+        base = method.scope[0]
+        chains: list[tuple[int | None, list[str]]] = []
+        attrs = self.attrs[key]
+        for kind, i in sorted(attrs, key=attrs.__getitem__, reverse=True):
+            path = tg.state[i][0] if kind == "s" else tg.calls[i].path
+            rel = path[len(base) + 1:] if base and path.startswith(base + ".") else path
+            chains.append((i if kind == "s" else None, rel.split(".")))
+        for s, parts in chains:
+            first = method.next
+            method.next += len(parts)
+            if s is None:
+                continue
+            nid = f"{method.prefix}n{first + len(parts) - 1}"
+            name = parts[-1]
+            tensor = tg.state[s][1]
+            self.G.add_node(
+                nid, kind="prim::GetAttr", label=name, source=None, arg_names=None,
+                user_source=None, scope=method.scope[0], scope_class=method.scope[1],
+                block=method.block, subgraph_of=None,
+                outputs=[{**tensor_info(tensor, name), "type": "Tensor"}], inputs=[[
+                    f"module:{_join(base, '.'.join(parts[:-1])) if parts[:-1] else base}"]],
+                attributes={"name": name}, hidden=True,
+                target=_join(base, ".".join(parts)))
+            method.params[s] = nid
+
+    def _open_call(self, k: int) -> None:
+        tg = self.tg
+        call = tg.calls[k]
+        if self.opened[k]:
+            return
+        if call.parent is not None and not self.opened[call.parent]:
+            self._open_call(call.parent)
+        self._close_to(self._chain(call.parent))
+        self.opened[k] = True
+        parent = self.methods[call.parent]
+        nid = parent.take(2 if len(self.escapes[k]) > 1 else 1)
+        module = call.module
+        cls = _class_name(module)
+        nth = sum(1 for j in range(k) if tg.calls[j].module is module)
+        cid = self._container(
+            f"{nid}/call", "method", parent.block, owner=None, call_site=nid,
+            module=call.path, method="forward" + (str(nth) if nth else ""),
+            label=f"{call.path or '<root>'}: {cls}", depth=parent.depth + 1,
+            qualified_type=_qualified(module), source=None, user_source=None,
+            **{"class": cls})
+        method = _Method(k, f"{cid}/", cid, (call.path, cls), parent.depth + 1)
+        method.site = nid
+        self.methods[k] = method
+        self._getattrs(method, k)
+        self.open.append(k)
+        for j in self.after_call.get(k, []):
+            self._open_call(j)
+
+    def _chain(self, k: int | None) -> tuple:
+        chain = []
+        while k is not None:
+            chain.append(k)
+            k = self.tg.calls[k].parent
+        return tuple(reversed(chain))
+
+    def _close_to(self, stack: tuple) -> None:
+        """Close the open calls that are not in ``stack``, innermost first."""
+        while self.open and (len(self.open) > len(stack)
+                             or self.open[len(self.open) - 1] != stack[len(self.open) - 1]):
+            self._close(self.open.pop())
+
+    def _close(self, k: int) -> None:
+        tg = self.tg
+        for j in self.children[k]:  # children torch left no trace of
+            if not self.opened[j]:
+                self.open.append(k)
+                self._open_call(j)
+                self._close_to(self._chain(k))
+                self.open.pop()
+        method = self.methods[k]
+        escapes = self.escapes[k]
+        inside = self._chain(k)
+        if not escapes:
+            nid = method.take()
+            self.G.add_node(nid, kind="prim::Constant", label="None", source=None,
+                            arg_names=None, user_source=None, scope=method.scope[0],
+                            scope_class=method.scope[1], block=method.block,
+                            subgraph_of=None, outputs=[{"name": None, "type": "NoneType",
+                                                        "shape": None, "dtype": None}],
+                            inputs=[], attributes={}, hidden=True)
+            returns = [[nid]]
+        elif len(escapes) == 1:
+            ref, _ = self._ref(escapes[0], inside)
+            returns = [list(ref)]
+        else:
+            nid = method.take()
+            seen = [self._ref(v, inside) for v in escapes]
+            types = ", ".join(_unshaped(v)["type"] for v in escapes)
+            hidden = all(self.G.nodes[r[0]]["kind"] == "prim::Constant"
+                         for r, _ in seen if len(r) == 1)
+            self.G.add_node(nid, kind="prim::TupleConstruct", label="TupleConstruct",
+                            source=None, arg_names=None, user_source=None,
+                            scope=method.scope[0], scope_class=method.scope[1],
+                            block=method.block, subgraph_of=None,
+                            outputs=[{"name": None, "type": f"Tuple[{types}]", "shape": None,
+                                      "dtype": None}],
+                            inputs=[list(r) for r, _ in seen], attributes={}, hidden=hidden)
+            for ref, info in seen:
+                self._link(ref, nid, info)
+            returns = [[nid]]
+        self.blocks[f"{method.site}/call"]["returns"] = returns
+        if len(escapes) > 1:
+            parent = self.methods[tg.calls[k].parent]
+            unpack = f"{parent.prefix}n{int(method.site.rsplit('n', 1)[1]) + 1}"
+            self.G.add_node(unpack, kind="prim::TupleUnpack", label="TupleUnpack",
+                            source=None, arg_names=["tup"], user_source=None,
+                            scope=parent.scope[0], scope_class=parent.scope[1],
+                            block=parent.block, subgraph_of=None,
+                            outputs=[{**value_info(v), "name": None} for v in escapes],
+                            inputs=[[nid]], attributes={}, hidden=False)
+            self._link((nid,), unpack, self.G.nodes[nid]["outputs"][0])
+            method.unpack = unpack
+
+    # -- values ------------------------------------------------------------------
+    def _ref(self, value, stack: tuple) -> tuple:
+        """The producers of ``value`` as a node in calls ``stack`` sees them, and the
+        record of the value there."""
+        u = value.unique()
+        ref = self.refs[u]
+        defined = self.stack_of.get(u, ())
+        common = 0
+        while common < min(len(defined), len(stack)) and defined[common] == stack[common]:
+            common += 1
+        info = None
+        for k in reversed(defined[common:]):  # innermost call first
+            if len(self.escapes[k]) > 1:
+                ref = (self.methods[k].unpack,)
+                info = {**value_info(value), "name": None}
+            else:
+                info = _unshaped(value)
+        if len(stack) > common:  # read inside a call: its parameter has the traced type
+            info = value_info(value)
+        elif info is None:
+            if len(ref) == 1 and ref[0] in self.G and len(self.G.nodes[ref[0]]["outputs"]) == 1:
+                info = self.G.nodes[ref[0]]["outputs"][0]
+            else:
+                info = value_info(value)
+        return ref, info
+
+    def _link(self, ref: tuple, consumer: str, info: dict) -> None:
+        for producer in ref:
+            if self.G.has_edge(producer, consumer):
+                self.G.edges[producer, consumer]["count"] += 1
+                continue
+            self.G.add_edge(producer, consumer, type=info["type"], shape=info["shape"],
+                            dtype=info["dtype"], count=1)
+
+    def _op(self, node, method: _Method) -> None:
+        nid = method.take()
+        kind = node.kind()
+        here = self._chain(method.call)
+        seen = []
+        for v in _ins(node):
+            s = self.state_of.get(v.unique())
+            if s is not None:
+                pid = method.params[s]
+                seen.append(((pid,), self.G.nodes[pid]["outputs"][0]))
+            else:
+                seen.append(self._ref(v, here))
+        label, hidden = None, False
+        if kind == "prim::Constant":
+            label = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
+            hidden = True
+        elif kind == "prim::Uninitialized":
+            hidden = True
+        elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and node.inputsSize():
+            hidden = all(i.node().kind() == "prim::Constant" for i in _ins(node))
+        source, user_source = node_locations(node)
+        self.G.add_node(
+            nid, kind=kind, label=label or kind.split("::")[-1], source=source,
+            arg_names=_arg_names(node), user_source=user_source, scope=method.scope[0],
+            scope_class=method.scope[1], block=method.block, subgraph_of=None,
+            outputs=[value_info(o) for o in _outs(node)],
+            inputs=[list(r) for r, _ in seen],
+            attributes={name: _attr_repr(node, name, None) for name in node.attributeNames()},
+            hidden=hidden)
+        for ref, info in seen:
+            self._link(ref, nid, info)
+        for out in _outs(node):
+            self.refs[out.unique()] = (nid,)
+
+
+def build_trace_graph(capture: Capture) -> nx.DiGraph:
+    """The IR graph of a capture traced without the TracedModule (see the docstring)."""
+    return _TraceBuilder(capture).build()
