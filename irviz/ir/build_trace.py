@@ -92,9 +92,14 @@ class _TraceBuilder(_Builder):
                 self.stack_of[out.unique()] = stack
         self._uses(tg.graph.return_node(), (), n, len(tg.nodes))
         where: dict[int, float] = {}
+        #: calls that recorded no op: placed by their anchors (the others by their ops:
+        #: torch may put a node of the caller between a call's start and its first op)
+        self.empty = [k not in first_node for k in range(n)]
         for k, call in enumerate(tg.calls):
             kind, at = call.anchor or (None, None)
-            if kind == "node":
+            if not self.empty[k]:
+                where[k] = first_node[k] - 0.5 + k * 1e-9
+            elif kind == "node":
                 where[k] = at + 0.5 + k * 1e-9
             elif kind == "call":
                 where[k] = where.get(at, -1.0) + (k - at) * 1e-9
@@ -151,7 +156,7 @@ class _TraceBuilder(_Builder):
         self.after_node: dict[int, list[int]] = {}
         self.after_call: dict[int | None, list[int]] = {}
         for k, call in enumerate(tg.calls):
-            if call.anchor is None:
+            if call.anchor is None or not self.empty[k]:
                 continue
             where, at = call.anchor
             if where == "node":

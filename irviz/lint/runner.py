@@ -321,8 +321,9 @@ class _CallSites:
     def __init__(self, cap: Capture, user_file: str):
         self._user = _real_path(user_file)
         self._lines: dict[str, dict[int, dict[tuple[str, int], None]]] = {}
-        try:
-            graph = cap.scripted.inlined_graph
+        try:  # a trace drawn without its TracedModule: its graph is already inlined
+            graph = (cap.trace_graph.graph if cap.trace_graph is not None
+                     else cap.scripted.inlined_graph)
         except (AttributeError, RuntimeError):
             return
         from ..ir.source import traced_stack

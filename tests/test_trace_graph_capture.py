@@ -1,0 +1,144 @@
+"""Trace mode without the TracedModule (issue 16): a plain module tree is drawn from the
+traced graph with its module calls from the scope names, node for node as the
+TracedModule route draws it; models holding TorchScript keep the TracedModule route."""
+from __future__ import annotations
+
+import warnings
+from dataclasses import replace
+
+import torch
+from torch import nn
+
+from irviz.analyses.pipeline import graph_of
+from irviz.frontends.capture import capture
+from irviz.frontends.inputs import ExampleInputs
+from irviz.frontends.loader import target_of
+from irviz.ir.build import _Builder
+from irviz.ir.check import check_graph
+from irviz.workspace import Workspace
+
+
+class Inner(nn.Module):
+    """Three results (a TupleConstruct / TupleUnpack pair), a parameter and a
+    non-persistent buffer read after a submodule call."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.scale = nn.Parameter(torch.ones(4))
+        self.register_buffer("nb", torch.ones(4), persistent=False)
+
+    def forward(self, x):
+        y = self.lin(x) * self.scale + self.nb
+        return y, y.size(0), x + 1
+
+
+class Outer(nn.Module):
+    """Two calls of one submodule, a call that records no op, a parameter read through a
+    submodule."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b, self.id, self.act = Inner(), Inner(), nn.Identity(), nn.ReLU()
+
+    def forward(self, x):
+        y, n, z = self.a(x)
+        y2 = self.act(self.act(y))
+        w, _, _ = self.b(self.id(z) * n)
+        return w + self.a.lin.weight.sum() + y2
+
+
+def _capture(model, *inputs):
+    target = target_of(model)
+    return capture(target, "trace", ExampleInputs(tuple(inputs)))
+
+
+def _differences(old, new) -> list[str]:
+    found = [f"node {n}" for n in set(old.nodes) ^ set(new.nodes)]
+    found += [f"{n}.{k}" for n in set(old.nodes) & set(new.nodes)
+              for k in set(old.nodes[n]) | set(new.nodes[n])
+              if old.nodes[n].get(k) != new.nodes[n].get(k)]
+    found += [f"edge {e}" for e in set(old.edges) ^ set(new.edges)]
+    found += [f"edge {e} data" for e in set(old.edges) & set(new.edges)
+              if old.edges[e] != new.edges[e]]
+    found += [f"block {c}" for c in set(old.graph["blocks"]) | set(new.graph["blocks"])
+              if old.graph["blocks"].get(c) != new.graph["blocks"].get(c)]
+    return found
+
+
+def test_a_plain_module_tree_is_drawn_without_the_traced_module_as_the_traced_module_is():
+    torch.manual_seed(0)
+    cap = _capture(Outer().eval(), torch.rand(3, 4))
+    assert cap.trace_graph is not None
+    new = graph_of(cap)
+    check_graph(new)
+    assert cap.compiled is None  # drawing it made no TracedModule
+    old = _Builder(replace(cap, trace_graph=None)).build()  # makes it: the old route
+    assert isinstance(cap.scripted, torch.jit.ScriptModule)
+    assert old.number_of_nodes() == new.number_of_nodes() > 30
+    assert _differences(old, new) == []
+
+
+def test_two_calls_of_one_submodule_are_two_calls():
+    cap = _capture(Outer().eval(), torch.rand(3, 4))
+    G = graph_of(cap)
+    calls = [b for b in G.graph["blocks"].values() if b.get("module") == "act"]
+    assert [c["method"] for c in calls] == ["forward", "forward1"]
+    relus = [n for n, d in G.nodes(data=True) if d["kind"] == "aten::relu"]
+    assert sorted(G.nodes[n]["block"] for n in relus) == sorted(
+        c for c, b in G.graph["blocks"].items() if b.get("module") == "act")
+    assert [b["module"] for b in G.graph["blocks"].values()].count("id") == 1  # no op
+
+
+def test_render_does_not_build_the_traced_module_and_running_builds_it_once():
+    ws = Workspace()
+    [target] = ws.load("samples/decision_gate.py:MyCell").targets
+    assert b"<svg" in ws.view(target, "trace").svg()
+    cap = ws.capture(target, "trace")
+    assert cap.trace_graph is not None and cap.compiled is None
+    warned = list(cap.warnings)
+    assert any(w.category == "TracerWarning" for w in warned)
+    x, h = cap.inputs.args
+    with warnings.catch_warnings(record=True) as shown:
+        warnings.simplefilter("always")
+        out = cap.run()
+    assert not [w for w in shown if "TracerWarning" in str(w.category)]
+    traced = cap.scripted
+    assert isinstance(traced, torch.jit.ScriptModule) and cap.scripted is traced
+    assert cap.warnings == warned  # the second trace's warnings are not recorded again
+    assert torch.equal(out[0], torch.tanh(target.obj.dg(target.obj.linear(x)) + h))
+
+
+class Holder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cell = torch.jit.script(nn.Linear(4, 4))
+
+    def forward(self, x):
+        return self.cell(x).relu()
+
+
+@torch.jit.script
+def _scripted_gate(x):
+    if bool(x.sum() > 0):
+        return x
+    return -x
+
+
+class CallsScripted(nn.Module):
+    def forward(self, x):
+        return _scripted_gate(x) * 2
+
+
+def test_a_model_holding_a_script_module_takes_the_traced_module_route():
+    cap = _capture(Holder().eval(), torch.rand(3, 4))
+    assert cap.trace_graph is None and isinstance(cap.compiled, torch.jit.ScriptModule)
+    G = graph_of(cap)
+    assert any(b.get("module") == "cell" for b in G.graph["blocks"].values())
+
+
+def test_a_model_calling_a_script_function_keeps_its_branches():
+    cap = _capture(CallsScripted().eval(), torch.rand(3, 4))
+    assert cap.trace_graph is None
+    G = graph_of(cap)
+    assert any(d["kind"] == "prim::If" for _, d in G.nodes(data=True))
