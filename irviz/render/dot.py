@@ -14,7 +14,10 @@ the README's architecture section for the measurements behind them):
 * module calls are nested clusters; a module deeper than ``depth`` (and,
   unless asked, a ``torch.nn`` library module) is one box with its op count;
 * a value used far from where it is defined gets a small per-use "ghost"
-  copy next to the consumer instead of one long edge.
+  copy next to the consumer instead of one long edge;
+* a dense graph (the plan's :class:`~.plan.Layout`: DenseNet's concatenations feed every
+  layer's output to every later layer of its block) gets a short ghost span, one ghost per
+  consumer for all its far inputs, and Graphviz settings that bound the layout.
 """
 from __future__ import annotations
 
@@ -27,8 +30,8 @@ from ..analyses.graph_match import DIFF, diff_status
 from ..analyses.parallelism import is_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
-from .labels import Labels
-from .plan import DrawPlan, Drawn, RenderOptions, plan_view
+from .labels import Labels, tooltip
+from .plan import GHOST_SPAN, DrawPlan, Drawn, RenderOptions, plan_view
 from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, DIFF_CLUSTER, DIFF_EDGE, DIFF_NODE,
                     EDGE_STYLE, FINDING, FONT, GHOST_NODE, NODE_STYLE, OVERLAP_FILL,
                     PLACEHOLDER_TEXT, control_style, node_category)
@@ -37,9 +40,6 @@ from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, DIFF_CLUSTER, DIFF_EDGE, DI
 MAX_STAGE_ENTRIES = 24
 
 __all__ = ["DotResult", "GHOST_SPAN", "RenderOptions", "build_dot", "to_dot"]
-
-#: drawn nodes an edge may skip before its source is drawn again as a ghost
-GHOST_SPAN = 60
 
 _q = dot_string   # a DOT double-quoted string
 
@@ -83,7 +83,8 @@ class _DotWriter:
         G = self.G
         out = self.lines
         out.append(f"digraph {_q(G.graph.get('name') or 'irviz')} {{")
-        out.append(f"  graph {_attrs({'rankdir': 'TB', 'ordering': 'out', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', 'labelloc': 't', 'labeljust': 'l', 'label': self.labels.title(), 'tooltip': self.labels.graph_tooltip()})};")
+        layout = dict(self.plan.layout.graph_attrs)   # a dense graph's bounds, else none
+        out.append(f"  graph {_attrs({'rankdir': 'TB', 'ordering': 'out', 'fontname': FONT, 'fontsize': '11', 'nodesep': '0.25', 'ranksep': '0.35', 'newrank': 'true', **layout, 'labelloc': 't', 'labeljust': 'l', 'label': self.labels.title(), 'tooltip': self.labels.graph_tooltip()})};")
         out.append(f"  node {_attrs({'fontname': FONT, 'fontsize': '11', 'margin': '0.12,0.04', 'height': '0.3'})};")
         out.append(f"  edge {_attrs({'fontname': FONT, 'fontsize': '9', 'arrowsize': '0.6'})};")
         self._emit_container("root", "  ")
@@ -270,6 +271,9 @@ class _DotWriter:
         seen: set[tuple[str, str]] = set()
         fed: set[str] = set()  # drawn items a (non-ghost) edge flows into
         ghosts = 0
+        layout = self.plan.layout
+        span = layout.ghost_span if layout.nodes else GHOST_SPAN
+        merged: dict[str, list[str]] = {}   # consumer -> the far values its one ghost stands for
         for u, v, data in G.edges(data=True):
             ru, rv = rep[u], rep[v]
             if ru is None or rv is None or ru == rv or (ru, rv) in seen:
@@ -281,7 +285,11 @@ class _DotWriter:
             if status is not None:  # irviz diff: an edge of one side only, or of both
                 attrs.update(DIFF_EDGE[status], **{"class": f"irviz-diff-{status}"})
             src = ru
-            if position.get(rv, 0) - position.get(ru, 0) > GHOST_SPAN and G.out_degree(u) > 1:
+            far = position.get(rv, 0) - position.get(ru, 0) > span and G.out_degree(u) > 1
+            if far and layout.merge_ghosts:
+                merged.setdefault(rv, []).append(ru)
+                continue
+            if far:
                 ghosts += 1
                 src = f"ghost:{ghosts}:{ru}"
                 label, tooltip = self.labels.ghost(ru)
@@ -292,6 +300,8 @@ class _DotWriter:
             else:
                 fed.add(rv)
             self.lines.append(f"  {_q(src)} -> {_q(rv)} {_attrs(attrs)};")
+        for rv, values in merged.items():
+            self._emit_merged_ghost(rv, values)
         for u, v in self._control_edges:
             fed.add(v)
             self.lines.append(f"  {_q(u)} -> {_q(v)} {_attrs(EDGE_STYLE['control'])};")
@@ -316,6 +326,24 @@ class _DotWriter:
                         self.lines.append(f"  {_q(r)} -> {_q(rw)} {_attrs(result)};")
         self._emit_anchors(fed)
         self._emit_stage_order()
+
+    def _emit_merged_ghost(self, consumer: str, values: list[str]) -> None:
+        """One ghost beside ``consumer`` for all the far values it reads (a dense graph):
+        a DenseNet layer reading 30 earlier outputs gets one small node, not 30 copies
+        side by side (the width) or 30 long edges (the layout time)."""
+        src = f"ghost:{consumer}"
+        names = [self.labels.ghost(r).label.removeprefix("↺ ") for r in values]
+        if len(values) == 1:
+            label = self.labels.ghost(values[0]).label
+        else:
+            label = f"↺ {len(values)} earlier values"
+        ghost = dict(NODE_STYLE["op"])
+        ghost.update(**GHOST_NODE, label=label,
+                     tooltip=tooltip(["drawn again to avoid long edges:"] + names))
+        self.lines.append(f"  {_q(src)} {_attrs(ghost)};")
+        attrs = {**EDGE_STYLE["data"], **EDGE_STYLE["ghost"],
+                 "tooltip": f"{len(values)} value{'s' if len(values) != 1 else ''}"}
+        self.lines.append(f"  {_q(src)} -> {_q(consumer)} {_attrs(attrs)};")
 
     def _emit_anchors(self, fed: set[str]) -> None:
         """Invisible edges that keep a node nothing flows into (``self.training``, a

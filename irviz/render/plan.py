@@ -26,12 +26,35 @@ from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
 from ..perf import gc_paused
 
-__all__ = ["DrawPlan", "Drawn", "MIN_ROLL_RUN", "RenderOptions", "call_name", "call_type",
-           "is_library_call", "nodes_by_call", "plan_view"]
+__all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "Layout", "MIN_ROLL_RUN",
+           "RenderOptions", "call_name", "call_type", "is_library_call", "nodes_by_call",
+           "plan_view", "predicted_layout_seconds"]
 
 #: fewest consecutive identical sibling module calls rolled into one node when the budget
 #: demands it (the first and the last call stay drawn, the ones between become the node)
 MIN_ROLL_RUN = 4
+
+#: drawn nodes an edge may skip before its source is drawn again as a ghost beside the
+#: consumer (when the source feeds more than one node)
+GHOST_SPAN = 60
+
+# -- the layout budget (benchmarks/layout.py measures the figures below) -------------------
+#: a drawn graph with at least this many data edges per drawn node is dense (DenseNet's
+#: concatenations: 2.1 for densenet121, 2.6 for densenet161; chains, ResNets and
+#: transformers draw 1.0-1.4)
+DENSE_EDGES_PER_NODE = 1.8
+#: a dense graph's ghost span: each consumer's far inputs are one ghost node, so dot lays
+#: out short edges only (densenet121: 23.6 s -> 0.35 s, 5,602 pt -> 796 pt wide)
+DENSE_GHOST_SPAN = 12
+#: Graphviz settings for a dense graph: bound dot's network simplex (its x-positioning of
+#: the virtual nodes of long edges is where DenseNet's time went, not crossing
+#: minimisation: 19.5 of 23.6 s)
+DENSE_GRAPH_ATTRS = (("nslimit", "2"), ("nslimit1", "2"))
+#: predicted dot seconds = LAYOUT_COEF * size ** LAYOUT_EXP, size = drawn nodes + ghost
+#: copies + the ranks every drawn edge spans (the virtual nodes dot routes edges through),
+#: fitted on benchmarks/layout.py's measurements
+LAYOUT_COEF = 2.0e-7
+LAYOUT_EXP = 2.0
 
 
 @dataclass
@@ -56,6 +79,33 @@ class RenderOptions:
     #: draw the validation code (raise-only branches, asserts) instead of folding it into
     #: a "checks" badge on the node it guards (:mod:`irviz.analyses.checks`)
     show_checks: bool = False
+
+
+class Layout(NamedTuple):
+    """What dot will have to lay out, estimated from the plan, and how it is eased."""
+
+    #: drawn nodes (as ``DrawPlan.drawn_count``)
+    nodes: int
+    #: distinct drawn data edges (between different drawn nodes)
+    edges: int
+    #: drawn nodes + ghost copies + the ranks the edges span: what dot positions
+    size: int
+    #: predicted ``dot`` seconds for ``size`` (:func:`predicted_layout_seconds`)
+    seconds: float
+    #: edges per drawn node reached :data:`DENSE_EDGES_PER_NODE`
+    dense: bool = False
+    #: an edge skipping more drawn nodes than this has its source drawn again as a ghost
+    ghost_span: int = GHOST_SPAN
+    #: one ghost per consumer for all its far inputs (dense graphs), else one per edge
+    merge_ghosts: bool = False
+    #: Graphviz graph attributes to add, as (name, value) pairs
+    graph_attrs: tuple[tuple[str, str], ...] = ()
+
+
+def predicted_layout_seconds(size: int) -> float:
+    """dot's layout time for a layout ``size`` (:class:`Layout`), on the machine the
+    figures were measured on."""
+    return LAYOUT_COEF * size ** LAYOUT_EXP
 
 
 class Drawn(NamedTuple):
@@ -107,6 +157,9 @@ class DrawPlan:
         default_factory=lambda: MappingProxyType({}))
     #: whether validation code is drawn (else folded: :func:`~irviz.ir.model.is_folded`)
     show_checks: bool = False
+    #: the drawn edges, the layout size and time dot is predicted to need, and the
+    #: settings a dense graph gets
+    layout: Layout = Layout(0, 0, 0, 0.0)
 
 
 _LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
@@ -202,6 +255,9 @@ class _Planner:
             for node in members.pop(box, ()):
                 rep[node] = None
         contents, boxes = self._contents(collapsed, rep, rolls, skipped)
+        layout = self._layout(rep)
+        if layout.dense:
+            self.notes.append(self._dense_note(layout))
         badges, unplaced = self._place_findings(rep)
         checks: dict[str, list[str]] = {}
         if not self.opt.show_checks:
@@ -222,7 +278,8 @@ class _Planner:
             badges=_frozen({k: tuple(v) for k, v in badges.items()}),
             unplaced_findings=tuple(unplaced),
             check_badges=_frozen({k: tuple(v) for k, v in checks.items()}),
-            show_checks=self.opt.show_checks)
+            show_checks=self.opt.show_checks,
+            layout=layout)
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -376,6 +433,50 @@ class _Planner:
         return (f"{drawn} nodes exceed the budget of {budget}: " + ", and ".join(did)
                 + f" ({count} nodes{over}; --depth or --max-nodes to change, "
                   "--focus MODULE to open one)")
+
+    # -- the layout budget -------------------------------------------------------
+    def _layout(self, rep: Mapping[str, str | None]) -> Layout:
+        """Estimate what dot lays out for ``rep`` (IR node -> drawn id): the drawn data
+        edges as the DOT writer draws them (one per pair of drawn ids; an edge skipping
+        more than the ghost span from a value used more than once starts at a ghost copy
+        instead), and the ranks they span. Dense graphs get a short ghost span with one
+        merged ghost per consumer, and the Graphviz settings that paid off on them."""
+        G = self.G
+        position: dict[str, int] = {}
+        for n in self._order:
+            r = rep[n]
+            if r is not None and r not in position:
+                position[r] = len(position)
+        pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
+        for u, v in G.edges():
+            ru, rv = rep[u], rep[v]
+            if ru is None or rv is None or ru == rv or (ru, rv) in pairs:
+                continue
+            span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
+            pairs[(ru, rv)] = -span if G.out_degree(u) > 1 and span > 0 else abs(span)
+        nodes, edges = len(position), len(pairs)
+        dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
+        ghost_span = DENSE_GHOST_SPAN if dense else GHOST_SPAN
+        size, ghosts = nodes, set()
+        for (_, rv), span in pairs.items():
+            if -span > ghost_span:   # drawn from a ghost beside rv: one short edge
+                ghosts.add(rv if dense else len(ghosts))
+                size += 1
+            else:
+                size += abs(span) or 1
+        size += len(ghosts)
+        return Layout(nodes, edges, size, round(predicted_layout_seconds(size), 2), dense,
+                      ghost_span, dense, DENSE_GRAPH_ATTRS if dense else ())
+
+    def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
+        return self._layout({n: self._representative(n, collapsed, rolled) for n in self.G})
+
+    def _dense_note(self, layout: Layout) -> str:
+        settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
+        return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): "
+                f"values used more than {layout.ghost_span} nodes later are drawn again as "
+                f"one ghost per consumer, layout bounded ({settings}), predicted layout "
+                f"{layout.seconds:.1f} s")
 
     # -- rolling up runs of repeated calls ---------------------------------------
     def _call_nodes(self) -> dict[str, list[str]]:
