@@ -96,6 +96,7 @@ TOOL_TITLES = {"torchview": "torchview (default)", "torchview_full": "torchview 
                "tensorboard": "TensorBoard add_graph", "torchviz": "torchviz make_dot",
                "floor": "floor (jit alone)"}
 PROCESS_TIMEOUT = 300.0
+ANCHOR_DOT_TIMEOUT = 60.0   # an anchor's own Graphviz run (torchview's unrolled NMS loop)
 
 
 def _now() -> float:
@@ -130,9 +131,23 @@ def run_torchview(model, call: Call, full: bool) -> dict:
     t = _now()
     graph = draw_graph(model, input_data=data, **kw, **extra)
     t1 = _now()
-    svg = graph.visual_graph.pipe(format="svg")
+    svg = _dot_svg(graph.visual_graph.source, "torchview")
     t2 = _now()
     return {"time": t2 - t, "stages": {"graph": t1 - t, "render": t2 - t1}, "svg": svg}
+
+
+def _dot_svg(source: str, tool: str) -> bytes:
+    """``dot -Tsvg`` on an anchor's DOT, as ``graphviz``'s ``pipe`` runs it, but with a
+    time limit: a graph dot cannot lay out in minutes is that tool's failure here."""
+    import subprocess
+
+    try:
+        return subprocess.run(["dot", "-Tsvg"], input=source.encode(), capture_output=True,
+                              check=True, timeout=ANCHOR_DOT_TIMEOUT).stdout
+    except subprocess.TimeoutExpired:
+        lines = source.count("\n")
+        raise TimeoutError(f"{tool}'s graph ({lines:,} DOT lines) not laid out by dot in "
+                           f"{ANCHOR_DOT_TIMEOUT:.0f} s") from None
 
 
 def _first_tensor(value):
@@ -162,7 +177,7 @@ def run_torchviz(model, call: Call) -> dict:
         raise RuntimeError("the output has no autograd graph: torchviz has nothing to draw")
     dot = make_dot(out, params=dict(model.named_parameters()))
     t2 = _now()
-    svg = dot.pipe(format="svg")
+    svg = _dot_svg(dot.source, "torchviz")
     t3 = _now()
     return {"time": t3 - t, "stages": {"forward": t1 - t, "graph": t2 - t1, "render": t3 - t2},
             "svg": svg}
