@@ -27,6 +27,12 @@ from .model import demangle, tensor_info, value_info
 from .source import node_locations
 
 
+#: what the tracer inserts right after a value it later reads as a number (in whichever
+#: call reads it): the node sits where the value is made, whatever its scope says
+_CONVERSIONS = frozenset({"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
+                          "aten::IntImplicit", "aten::FloatImplicit"})
+
+
 def _qualified(module) -> str:
     try:
         return demangle(torch._jit_internal._qualified_name(type(module)))
@@ -81,9 +87,8 @@ class _TraceBuilder(_Builder):
         #: and the modules it calls (``("c", first call)``), by where it first does
         self.attrs: list[dict] = [{} for _ in range(n + 1)]
         first_node: dict[int, int] = {}
-        for i, node in enumerate(tg.nodes):
-            scope = node.scopeName()
-            stack = tuple(int(s) for s in scope.split("/")) if scope else ()
+        for i, stack in enumerate(self._placed()):
+            node = tg.nodes[i]
             self.node_stack.append(stack)
             for k in stack:
                 first_node.setdefault(k, i)
@@ -111,6 +116,65 @@ class _TraceBuilder(_Builder):
             key = next((("c", j) for kk, j in attrs if kk == "c"
                         and tg.calls[j].module is call.module), ("c", k))
             attrs.setdefault(key, where[k])
+
+    def _placed(self) -> list[tuple]:
+        """Each node's calls, where the node sits in the TracedModule: its scope, except
+        for a node the tracer inserted after the value it reads (``aten::Int`` of a size
+        read later, in another call), which sits in that value's call."""
+        tg = self.tg
+        raw = []
+        last: dict[int, int] = {}
+        for i, node in enumerate(tg.nodes):
+            scope = node.scopeName()
+            raw.append(tuple(int(s) for s in scope.split("/")) if scope else ())
+            for k in raw[-1]:
+                last[k] = i
+        begun: set[int] = set()
+        by_node: dict[int, list[int]] = {}
+        by_call: dict[int | None, list[int]] = {}
+        for k, call in enumerate(tg.calls):
+            kind, at = call.anchor or (None, None)
+            if kind == "node":
+                by_node.setdefault(at, []).append(k)
+            elif kind in ("call", "start"):
+                by_call.setdefault(at, []).append(k)
+            else:
+                begun.add(k)  # unknown start: trust its scope
+
+        def begin(keys):
+            for k in keys:
+                begun.add(k)
+                begin(by_call.get(k, ()))
+
+        begin(by_call.get(None, ()))
+        placed: list[tuple] = []
+        defined: dict[int, tuple] = {}
+        made_by: dict[int, int] = {}  # value unique -> index of its node
+        here: tuple = ()
+        for i, stack in enumerate(raw):
+            node = tg.nodes[i]
+            read = node.inputsAt(0).unique() if node.inputsSize() == 1 else None
+            if node.kind() in _CONVERSIONS and read in made_by and all(
+                    tg.nodes[j].kind() in _CONVERSIONS and tg.nodes[j].inputsSize() == 1
+                    and tg.nodes[j].inputsAt(0).unique() == read
+                    for j in range(made_by[read] + 1, i)):
+                stack = defined[read]  # put right after the value it converts
+            common = 0
+            while common < min(len(stack), len(here)) and stack[common] == here[common]:
+                common += 1
+            if any(last.get(k, -1) > i for k in here[common:]) or any(
+                    k not in begun for k in stack[common:]):
+                producers = [defined[v.unique()] for v in _ins(tg.nodes[i])
+                             if v.unique() in defined]
+                stack = producers[0] if producers else here
+            placed.append(stack)
+            begin(stack)
+            for out in _outs(node):
+                defined[out.unique()] = stack
+                made_by[out.unique()] = i
+            here = stack
+            begin(by_node.get(i, ()))
+        return placed
 
     def _uses(self, node, stack: tuple, root: int, at: int) -> None:
         for pos, v in enumerate(_ins(node)):
