@@ -130,6 +130,7 @@ class _TraceBuilder(_Builder):
             for k in raw[-1]:
                 last[k] = i
         begun: set[int] = set()
+        unknown: list[int] = []
         by_node: dict[int, list[int]] = {}
         by_call: dict[int | None, list[int]] = {}
         for k, call in enumerate(tg.calls):
@@ -139,7 +140,7 @@ class _TraceBuilder(_Builder):
             elif kind in ("call", "start"):
                 by_call.setdefault(at, []).append(k)
             else:
-                begun.add(k)  # unknown start: trust its scope
+                unknown.append(k)  # its anchor was dead code: trust its scope
 
         def begin(keys):
             for k in keys:
@@ -147,6 +148,7 @@ class _TraceBuilder(_Builder):
                 begin(by_call.get(k, ()))
 
         begin(by_call.get(None, ()))
+        begin(unknown)
         placed: list[tuple] = []
         defined: dict[int, tuple] = {}
         made_by: dict[int, int] = {}  # value unique -> index of its node
