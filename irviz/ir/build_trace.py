@@ -178,11 +178,22 @@ class _TraceBuilder(_Builder):
             begin(by_node.get(i, ()))
         return placed
 
+    def _reader(self, state: int, stack: tuple) -> int | None:
+        """The call (None: the root) whose method reads state input ``state`` for a node
+        in calls ``stack``: the innermost one that owns it by its first name (a tied
+        weight is read where its first owner is reachable and passed down)."""
+        path = self.tg.state[state][0]
+        for k in reversed(stack):
+            if path.startswith(self.tg.calls[k].path + "."):
+                return k
+        return None
+
     def _uses(self, node, stack: tuple, root: int, at: int) -> None:
         for pos, v in enumerate(_ins(node)):
             u = v.unique()
             if u in self.state_of:
-                attrs = self.attrs[stack[-1] if stack else root]
+                reader = self._reader(self.state_of[u], stack)
+                attrs = self.attrs[root if reader is None else reader]
                 attrs.setdefault(("s", self.state_of[u]), at + pos * 1e-6)
                 continue
             defined = self.stack_of.get(u, ())
@@ -432,8 +443,10 @@ class _TraceBuilder(_Builder):
         for v in _ins(node):
             s = self.state_of.get(v.unique())
             if s is not None:
-                pid = method.params[s]
-                seen.append(((pid,), self.G.nodes[pid]["outputs"][0]))
+                reader = self._reader(s, here)
+                pid = self.methods[reader].params[s]
+                seen.append(((pid,), self.G.nodes[pid]["outputs"][0] if reader == method.call
+                             else value_info(v)))
             else:
                 seen.append(self._ref(v, here))
         label, hidden = None, False
