@@ -507,5 +507,8 @@ def build_graph(capture: Capture) -> nx.DiGraph:
     if capture.trace_graph is not None:
         from .build_trace import build_trace_graph
 
-        return build_trace_graph(capture)
+        try:
+            return build_trace_graph(capture)
+        except Exception:  # noqa: BLE001 - a trace form the reconstruction does not know
+            capture.trace_graph = None  # drawn from the TracedModule instead, as before
     return _Builder(capture).build()
