@@ -120,6 +120,17 @@ def _mark_last(graph: torch._C.Graph, index: int) -> tuple:
         return ("pending", None)
 
 
+def _create_graph_by_tracing(*args):
+    """torch's tracer; a TorchScript object the model holds (quantized packed weights) is
+    traceable only as a TracedModule attribute: that model takes the TracedModule route."""
+    try:
+        return torch._C._create_graph_by_tracing(*args)
+    except RuntimeError as exc:
+        if "not part of the active trace" in str(exc):
+            raise Unsupported(str(exc).splitlines()[0]) from None
+        raise
+
+
 def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     """Trace ``traceable(*flat)`` into one inlined graph (see the module docstring)."""
     from torch.jit._trace import _create_interpreter_name_lookup_fn
@@ -136,7 +147,7 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     previous = torch.jit._trace._trace_module_map
     torch.jit._trace._trace_module_map = names
     try:
-        graph, _ = torch._C._create_graph_by_tracing(
+        graph, _ = _create_graph_by_tracing(
             lambda *args: traceable(*args[:len(flat)]), list(flat) + [t for _, t in state],
             _create_interpreter_name_lookup_fn(0), strict, False, None,
             list(arg_names) + [n for n, _ in state])
