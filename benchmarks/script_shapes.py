@@ -1,0 +1,181 @@
+"""Where a script-mode render with example inputs spends its time (issue 16, part 2).
+
+    .venv/bin/python benchmarks/script_shapes.py                      # the test-suite detector
+    eval "$(../shared/tools/torchvision-cpu/build.sh build/cudastub)"
+    PYTHONPATH=build/corpus-site .venv/bin/python benchmarks/script_shapes.py \\
+        --baseline ../s21-base                                         # + fasterrcnn, before/after
+
+Two models: ``tests/corpus/detection_style.py:make_detector()`` (in the test suite) and,
+when torchvision imports, ``fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)``
+in eval mode on ``[torch.rand(3, 320, 320)]`` (~10,700 IR nodes scripted; the model itself
+resizes the image to 800x800). In ONE process, interleaved (a warm-up round, then
+``--rounds``), for each model:
+
+* ``script``: bare ``torch.jit.script`` (the floor the render is compared with);
+* ``eager``: one plain forward under ``no_grad``; ``scripted run``: one run of the scripted
+  module (the capture runs it once to check the example inputs);
+* ``recorder``: :func:`irviz.frontends.eager_run.run_eagerly`, the capture's eager run
+  under the shape and line recorders (``recorder (base)``: the same function of the
+  checkout given with ``--baseline``, e.g. the commit before a change, loaded beside this
+  one);
+* irviz stage by stage: ``capture`` (``capture(target, "script", inputs)``: script +
+  scripted run + recorder), ``graph+analyses`` (``pipeline.analysed_graph``), ``dot``
+  (``Visualization.dot()``), ``layout`` (``engines.render(dot, "svg", "dot")``) and
+  ``render``, their sum.
+
+Medians (min-max spread), and the CPU load of other processes while it ran: on a shared
+2-CPU machine the absolute figures move a lot; the ratios taken side by side move less.
+Model construction is not timed.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from common import ROOT, HostLoad, fmt_s  # noqa: E402
+
+DETECTOR = "tests/corpus/detection_style.py:make_detector()"
+
+
+def _detector():
+    from irviz.frontends.inputs import resolve_inputs
+    from irviz.frontends.loader import load
+
+    [target] = load(str(ROOT / DETECTOR)).targets
+    return target, resolve_inputs(target, None)
+
+
+def _fasterrcnn():
+    import torch
+    import torchvision
+
+    from irviz.frontends.inputs import resolve_inputs
+    from irviz.frontends.loader import target_of
+
+    torch.manual_seed(0)
+    model = torchvision.models.detection.fasterrcnn_resnet50_fpn(
+        weights=None, weights_backbone=None).eval()
+    target = target_of(model)
+    return target, resolve_inputs(target, ([torch.rand(3, 320, 320)],))
+
+
+def _baseline_run_eagerly(root: Path):
+    """``run_eagerly`` of the checkout at ``root``, as a sibling module of today's (its
+    relative imports resolve to today's irviz, which it shares with the current code)."""
+    name = "irviz.frontends._baseline_eager_run"
+    spec = importlib.util.spec_from_file_location(
+        name, root / "irviz" / "frontends" / "eager_run.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module.run_eagerly
+
+
+def _stages(target, inputs, baseline) -> dict:
+    """One round of every stage on one model: name -> seconds."""
+    import torch
+
+    from irviz.analyses import pipeline
+    from irviz.api import Visualization
+    from irviz.frontends.capture import capture
+    from irviz.frontends.eager_run import run_eagerly
+    from irviz.render import engines
+
+    t: dict[str, float] = {}
+    cpu: dict[str, float] = {}
+
+    def timed(name, fn):
+        start, own = time.perf_counter(), time.process_time()
+        out = fn()
+        t[name], cpu[name] = time.perf_counter() - start, time.process_time() - own
+        return out
+
+    model = target.obj
+    scripted = timed("script", lambda: torch.jit.script(model))
+    with torch.no_grad():
+        timed("eager", lambda: inputs.call(model))
+        timed("scripted run", lambda: inputs.call(scripted))
+    timed("recorder", lambda: run_eagerly(model, inputs))
+    if baseline is not None:
+        timed("recorder (base)", lambda: baseline(model, inputs))
+    cap = timed("capture", lambda: capture(target, "script", inputs))
+    G = timed("graph+analyses", lambda: pipeline.analysed_graph(cap))
+    view = Visualization(cap, G)
+    dot = timed("dot", view.dot)
+    timed("layout", lambda: engines.render(dot, "svg", "dot"))
+    for d in (t, cpu):
+        d["render"] = sum(d[k] for k in ("capture", "graph+analyses", "dot", "layout"))
+    return {"wall": t, "cpu": cpu, "ir nodes": G.number_of_nodes()}
+
+
+def _fmt(values: list[float]) -> str:
+    m = statistics.median(values)
+    spread = (max(values) - min(values)) / 2 / m if m and len(values) > 1 else 0.0
+    return f"{fmt_s(m)} ±{spread * 100:.0f}%"
+
+
+def _table(runs: list[dict], baseline: bool) -> list[str]:
+    """One model's stages: wall and CPU time, each next to the bare script's."""
+    names = list(runs[0]["wall"])
+    lines = [f"  {'stage':16s} {'wall':>14s} {'÷ script':>9s} {'CPU':>14s} {'÷ script':>9s}"]
+    for name in names:
+        row = f"  {name:16s}"
+        for meter in ("wall", "cpu"):
+            values = [run[meter][name] for run in runs]
+            per_round = statistics.median(run[meter][name] / run[meter]["script"]
+                                          for run in runs)
+            row += f" {_fmt(values):>14s} {per_round:8.2f}x"
+        lines.append(row)
+    if baseline:
+        for meter in ("wall", "cpu"):
+            now = statistics.median(run[meter]["recorder"] / run[meter]["recorder (base)"]
+                                    for run in runs)
+            lines.append(f"  recorder now ÷ base ({meter}, median per round): {now:.2f}")
+    return lines
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--rounds", type=int, default=3, help="measured rounds after a warm-up")
+    ap.add_argument("--baseline", type=Path, help="a checkout to compare run_eagerly with")
+    ap.add_argument("--models", default="detector,fasterrcnn")
+    ap.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
+    args = ap.parse_args(argv)
+    import torch
+
+    if args.threads:
+        torch.set_num_threads(args.threads)
+    warnings.simplefilter("ignore")
+    baseline = _baseline_run_eagerly(args.baseline.resolve()) if args.baseline else None
+    models = {}
+    for key in args.models.split(","):
+        try:
+            models[key] = _detector() if key == "detector" else _fasterrcnn()
+        except ImportError as exc:
+            print(f"{key}: skipped ({exc})")
+    rounds: dict[str, list[dict]] = {key: [] for key in models}
+    with HostLoad() as load:
+        for r in range(args.rounds + 1):
+            for key, (target, inputs) in models.items():
+                times = _stages(target, inputs, baseline)
+                if r:
+                    rounds[key].append(times)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads; "
+          f"other processes' load while it ran: {load.value} CPUs; "
+          f"{args.rounds} rounds after a warm-up; medians ± half the min-max range")
+    for key, runs in rounds.items():
+        if runs:
+            print(f"\n{key} ({runs[0]['ir nodes']:,} IR nodes, scripted)")
+            print("\n".join(_table(runs, baseline is not None)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
