@@ -23,6 +23,10 @@ resizes the image to 800x800). In ONE process, interleaved (a warm-up round, the
   (``Visualization.dot()``), ``layout`` (``engines.render(dot, "svg", "dot")``) and
   ``render``, their sum.
 
+The warm-up round is shown as "first": the cold figures a CLI process pays (TorchScript
+compiles every module type once per process, and a scripted function's first runs profile
+and optimize it; later ``torch.jit.script`` calls of the same model reuse both).
+
 Medians (min-max spread), and the CPU load of other processes while it ran: on a shared
 2-CPU machine the absolute figures move a lot; the ratios taken side by side move less.
 Model construction is not timed.
@@ -121,10 +125,12 @@ def _fmt(values: list[float]) -> str:
     return f"{fmt_s(m)} ±{spread * 100:.0f}%"
 
 
-def _table(runs: list[dict], baseline: bool) -> list[str]:
-    """One model's stages: wall and CPU time, each next to the bare script's."""
+def _table(runs: list[dict], first: dict, baseline: bool) -> list[str]:
+    """One model's stages: wall and CPU time, each next to the bare script's; and the
+    warm-up round's wall time (what a CLI process pays: nothing compiled or run yet)."""
     names = list(runs[0]["wall"])
-    lines = [f"  {'stage':16s} {'wall':>14s} {'÷ script':>9s} {'CPU':>14s} {'÷ script':>9s}"]
+    lines = [f"  {'stage':16s} {'wall':>14s} {'÷ script':>9s} {'CPU':>14s} {'÷ script':>9s}"
+             f" {'first (wall)':>13s}"]
     for name in names:
         row = f"  {name:16s}"
         for meter in ("wall", "cpu"):
@@ -132,7 +138,7 @@ def _table(runs: list[dict], baseline: bool) -> list[str]:
             per_round = statistics.median(run[meter][name] / run[meter]["script"]
                                           for run in runs)
             row += f" {_fmt(values):>14s} {per_round:8.2f}x"
-        lines.append(row)
+        lines.append(row + f" {fmt_s(first['wall'][name]):>13s}")
     if baseline:
         for meter in ("wall", "cpu"):
             now = statistics.median(run[meter]["recorder"] / run[meter]["recorder (base)"]
@@ -161,19 +167,19 @@ def main(argv=None) -> int:
         except ImportError as exc:
             print(f"{key}: skipped ({exc})")
     rounds: dict[str, list[dict]] = {key: [] for key in models}
+    first: dict[str, list[dict]] = {}
     with HostLoad() as load:
         for r in range(args.rounds + 1):
             for key, (target, inputs) in models.items():
                 times = _stages(target, inputs, baseline)
-                if r:
-                    rounds[key].append(times)
+                (rounds[key] if r else first.setdefault(key, [])).append(times)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads; "
           f"other processes' load while it ran: {load.value} CPUs; "
           f"{args.rounds} rounds after a warm-up; medians ± half the min-max range")
     for key, runs in rounds.items():
         if runs:
             print(f"\n{key} ({runs[0]['ir nodes']:,} IR nodes, scripted)")
-            print("\n".join(_table(runs, baseline is not None)))
+            print("\n".join(_table(runs, first[key][0], baseline is not None)))
     return 0
 
 
