@@ -55,6 +55,9 @@ DENSE_GRAPH_ATTRS = (("nslimit", "2"), ("nslimit1", "2"))
 #: fitted on benchmarks/layout.py's measurements
 LAYOUT_COEF = 2.0e-7
 LAYOUT_EXP = 2.0
+#: the layout budget: a picture is collapsed further (as one over the drawn-node budget)
+#: when its layout size exceeds this many times ``max_nodes``; a chain is ~2x its nodes
+LAYOUT_SIZE_PER_NODE = 4
 
 
 @dataclass
@@ -65,7 +68,9 @@ class RenderOptions:
     expand_library: bool = False
     #: drawn-node budget: above it, module calls are collapsed from the deepest level up
     #: until the picture fits (None or 0: no budget). dot needs ~0.6 s at 1k nodes, ~19 s
-    #: at 5k (measured), so the default keeps large models fast and readable.
+    #: at 5k (measured), so the default keeps large models fast and readable. It bounds
+    #: the layout size too (nodes + the ranks the edges span, :class:`Layout`):
+    #: :data:`LAYOUT_SIZE_PER_NODE` times this.
     max_nodes: int | None = 1000
     #: module path to draw expanded, everything outside its call chain collapsed
     focus: str | None = None
@@ -361,8 +366,9 @@ class _Planner:
         return keep
 
     def _choose_collapse(self) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
-        """Apply --depth/--focus; then fit the drawn-node budget. Returns the collapsed
-        containers, IR node -> roll node, and roll node -> the run's calls.
+        """Apply --depth/--focus; then fit the drawn-node budget and the layout budget (the
+        layout size, edges counted: :meth:`_layout`). Returns the collapsed containers, IR
+        node -> roll node, and roll node -> the run's calls.
 
         Over the budget, the depth levels are tried from the deepest up: the calls deeper
         than the level collapsed into boxes and, when that alone still draws too many
@@ -384,8 +390,14 @@ class _Planner:
         if not budget or self.opt.depth is not None:
             return collapsed, {}, {}
         drawn = self._drawn_count(collapsed)
-        if drawn <= budget:
+        first = self._layout_of(collapsed, {}) if drawn <= budget else None
+        if first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget:
             return collapsed, {}, {}
+
+        def fits(candidate: dict[str, str], rolled: dict[str, str], count: int) -> bool:
+            """Within the node budget and the layout budget (edges counted)."""
+            return count <= budget and (self._layout_of(candidate, rolled).size
+                                        <= LAYOUT_SIZE_PER_NODE * budget)
         depths = sorted({info["depth"] for info in self.blocks.values()
                          if info["kind"] in CALL_KINDS}, reverse=True)
         levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
@@ -396,22 +408,33 @@ class _Planner:
                 candidate = self._collapsed_containers(depth, focus)
             rank = (not any(cid in candidate for cid in focused),)
             count = self._drawn_count(candidate)
-            if count <= budget:  # depth alone fits; shallower levels only draw less
+            if fits(candidate, {}, count):  # depth alone fits; shallower levels draw less
                 if best is None or rank + (count,) > best[0]:
                     best = (rank + (count,), count, depth, candidate, {}, {})
                 break
-            rolled, rolls, rolled_count = self._roll_up(candidate, count, budget)
-            if rolled_count <= budget and (best is None or rank + (rolled_count,) > best[0]):
+            rolled, rolls, rolled_count = self._roll_up(candidate, count, fits)
+            if (fits(candidate, rolled, rolled_count)
+                    and (best is None or rank + (rolled_count,) > best[0])):
                 best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
             last = (None, rolled_count, depth, candidate, rolled, rolls)
         if best is None:  # nothing fits: the fewest nodes there are
             best = last
         _, count, depth, candidate, rolled, rolls = best
-        self.notes.append(self._budget_note(drawn, budget, count, depth, rolls))
+        self.notes.append(self._budget_note(drawn, budget, count, depth, rolls, first,
+                                            self._layout_of(candidate, rolled)))
         return candidate, rolled, rolls
 
     def _budget_note(self, drawn: int, budget: int, count: int, depth: int | None,
-                     rolls: dict[str, list[str]]) -> str:
+                     rolls: dict[str, list[str]], first: Layout | None,
+                     final: Layout) -> str:
+        """What the budget did; ``first`` is the layout before it when only the layout
+        budget was exceeded (None: the node budget was)."""
+        if first is None:
+            over_what = f"{drawn} nodes exceed the budget of {budget}"
+        else:
+            over_what = (f"{drawn} nodes with {first.edges:,} edges exceed the layout budget "
+                         f"(size {first.size:,} > {LAYOUT_SIZE_PER_NODE * budget:,}, "
+                         f"predicted layout {first.seconds:.1f} s)")
         did = []
         if depth is not None:
             did.append(f"module calls deeper than {depth} are drawn as boxes")
@@ -427,11 +450,13 @@ class _Planner:
                        f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
                        + (f"; {more} more" if more else "") + ")")
         if not did:
-            return (f"{drawn} nodes exceed the budget of {budget}, but the model has "
-                    "no module calls to collapse: drawing all of them")
-        over = ", still over the budget" if count > budget else ""
-        return (f"{drawn} nodes exceed the budget of {budget}: " + ", and ".join(did)
-                + f" ({count} nodes{over}; --depth or --max-nodes to change, "
+            return (f"{over_what}, but the model has no module calls to collapse: drawing "
+                    "all of them")
+        over = (", still over the budget" if count > budget
+                or final.size > LAYOUT_SIZE_PER_NODE * budget else "")
+        edges = f", {final.edges:,} edges" if first is not None else ""
+        return (f"{over_what}: " + ", and ".join(did)
+                + f" ({count} nodes{edges}{over}; --depth or --max-nodes to change, "
                   "--focus MODULE to open one)")
 
     # -- the layout budget -------------------------------------------------------
@@ -533,12 +558,12 @@ class _Planner:
         return runs
 
     def _roll_up(self, collapsed: dict[str, str], count: int,
-                 budget: int) -> tuple[dict[str, str], dict[str, list[str]], int]:
+                 fits) -> tuple[dict[str, str], dict[str, list[str]], int]:
         """Roll up runs (:meth:`_runs`) whose parent is drawn open, longest first, runs of
-        the same length together (ten stages of 100 blocks look alike), until the
-        picture fits ``budget``. In a rolled run the first and the last call stay as
-        they are; every node of the calls between (and of the parent between them) is
-        represented by the node ``roll:<first rolled cid>``.
+        the same length together (ten stages of 100 blocks look alike), until
+        ``fits(collapsed, rolled, count)`` (both budgets). In a rolled run the first and the
+        last call stay as they are; every node of the calls between (and of the parent
+        between them) is represented by the node ``roll:<first rolled cid>``.
 
         Returns IR node -> roll node, roll node -> the run's calls, and the drawn count.
         """
@@ -548,7 +573,7 @@ class _Planner:
         rolled: dict[str, str] = {}
         rolls: dict[str, list[str]] = {}
         i = 0
-        while count > budget and i < len(runs):
+        while i < len(runs) and not fits(collapsed, rolled, count):
             length = len(runs[i])
             while i < len(runs) and len(runs[i]) == length:
                 run = runs[i]
