@@ -498,10 +498,10 @@ class _Planner:
 
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
-        return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): "
-                f"values used more than {layout.ghost_span} nodes later are drawn again as "
-                f"one ghost per consumer, layout bounded ({settings}), predicted layout "
-                f"{layout.seconds:.1f} s")
+        # the title shows 140 characters of a note
+        return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): inputs > "
+                f"{layout.ghost_span} nodes back as one ghost per consumer, {settings}; "
+                f"predicted layout {layout.seconds:.1f} s")
 
     # -- rolling up runs of repeated calls ---------------------------------------
     def _call_nodes(self) -> dict[str, list[str]]:
