@@ -138,17 +138,20 @@ def views(key: str) -> list:
     return irviz.visualize(spec, mode=mode or "script")
 
 
-def raw_dot(view) -> tuple[str, object]:
-    """The DOT and plan irviz draws with the dense-graph rule turned off."""
+def raw_dot(view, budget: bool = False) -> tuple[str, object]:
+    """The DOT and plan irviz drew before issue 16's layout work: the dense-graph rule and
+    (unless ``budget``) the layout budget turned off, the drawn-node budget as it was."""
     from irviz.render import plan
 
-    saved = plan.DENSE_EDGES_PER_NODE
+    saved = plan.DENSE_EDGES_PER_NODE, plan.LAYOUT_SIZE_PER_NODE
     plan.DENSE_EDGES_PER_NODE = math.inf
+    if not budget:
+        plan.LAYOUT_SIZE_PER_NODE = math.inf
     try:
         text = view.dot()
         return text, view.plan
     finally:
-        plan.DENSE_EDGES_PER_NODE = saved
+        plan.DENSE_EDGES_PER_NODE, plan.LAYOUT_SIZE_PER_NODE = saved
 
 
 def dense_dot(view, span: int, attrs: tuple = ()) -> str:
@@ -304,20 +307,25 @@ def main(argv: list[str]) -> int:
             name = key if len(got) == 1 else f"{key}#{i}"
             texts = {"default": view.dot()}
             L = view.plan.layout
-            if L.dense:
-                texts["raw"], raw_plan = raw_dot(view)
+            texts["raw"], raw_plan = raw_dot(view)
+            budget_plan = None
+            if texts["raw"] == texts["default"]:
+                del texts["raw"]
+            elif L.dense:   # what the layout budget alone would draw
+                texts["budget only"], budget_plan = raw_dot(view, budget=True)
             timed = interleaved(texts, args.repeats, args.timeout)
             row = {"nodes": L.nodes, "edges": L.edges, "size": L.size, "dense": L.dense,
                    "predicted": L.seconds, "notes": list(view.plan.notes), "load":
                    os.getloadavg()}
             for variant, m in timed.items():
                 row[variant] = {k: v for k, v in m.items() if k != "svg"}
-            if L.dense:
-                R = raw_plan.layout
-                row["raw"].update(nodes=R.nodes, edges=R.edges, size=R.size,
-                                  predicted=R.seconds)
-                if timed["raw"]["timeouts"] == 0:
-                    points.append((R.size, timed["raw"]["seconds"]))
+            for variant, p in (("raw", raw_plan), ("budget only", budget_plan)):
+                if variant in timed:
+                    R = p.layout
+                    row[variant].update(nodes=R.nodes, edges=R.edges, size=R.size,
+                                        predicted=R.seconds)
+                    if timed[variant]["timeouts"] == 0:
+                        points.append((R.size, timed[variant]["seconds"]))
             points.append((L.size, timed["default"]["seconds"]))
             if L.dense and args.study:
                 study = interleaved(study_variants(view), args.repeats, args.timeout)
@@ -344,21 +352,28 @@ def _s(v) -> str:
     return "—" if v is None else f"{v:.2f}"
 
 
+def _before(m: dict | None) -> str:
+    if not m:
+        return "same"
+    t = f"> {m['seconds']:.0f} (timeout)" if m["timeouts"] else _s(m["seconds"])
+    width = f"{m['width']:.0f}" if m.get("width") else "—"
+    return f"{m['nodes']}, {t}, {width}"
+
+
 def report(results: dict, facts: dict) -> str:
     lines = [f"`{results['command']}`", "", facts_md(facts), "",
              "| model | drawn nodes | edges | dense | predicted s | dot s | width pt | "
-             "height pt | raw dot s | raw width pt | load |",
+             "height pt | before: nodes, dot s, width pt | layout budget alone | load |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for name, row in results["models"].items():
         if "error" in row:
             lines.append(f"| {name} | {row['error'][:80]} |||||||||")
             continue
-        d, r = row["default"], row.get("raw") or {}
-        timeout = " (timeout)" if r.get("timeouts") else ""
+        d = row["default"]
         lines.append(f"| {name} | {row['nodes']} | {row['edges']} | {'yes' if row['dense'] else ''}"
                      f" | {_s(row['predicted'])} | {_s(d['seconds'])} | {d['width']:.0f} | "
-                     f"{d['height']:.0f} | {_s(r.get('seconds'))}{timeout} | "
-                     f"{r['width'] if r.get('width') else '—'} | {row['load'][0]:.1f} |")
+                     f"{d['height']:.0f} | {_before(row.get('raw'))} | "
+                     f"{_before(row.get('budget only'))} | {row['load'][0]:.1f} |")
     for name, study in results["study"].items():
         lines += ["", f"Settings study, {name} (load {study['load'][0]:.1f}):", "",
                   "| variant | dot s | runs | width pt | DOT edges |", "|---|---|---|---|---|"]
