@@ -261,9 +261,10 @@ def png(svg: bytes, name: str) -> list[str]:
     """The whole picture 900 px wide, and a 900 pt slice from its middle at full scale."""
     PNG_DIR.mkdir(parents=True, exist_ok=True)
     whole, part = PNG_DIR / f"{name}.png", PNG_DIR / f"{name}.middle.png"
-    subprocess.run(["rsvg-convert", "-w", "900", "-o", str(whole)], input=svg, check=True)
     m = re.search(rb'<svg width="([\d.]+)pt" height="([\d.]+)pt"\s+viewBox="[^"]*"', svg)
     w, h = float(m.group(1)), float(m.group(2))
+    size = ["-w", "900"] if h * 900 / w < 32000 else ["-h", "32000"]   # librsvg's limit
+    subprocess.run(["rsvg-convert", *size, "-o", str(whole)], input=svg, check=True)
     y, slice_h = h * 0.45, min(900.0, h)
     cut = svg.replace(m.group(0), f'<svg width="{min(w, 1800):.0f}pt" height="{slice_h:.0f}pt" '
                       f'viewBox="0 {y:.0f} {min(w, 1800):.0f} {slice_h:.0f}"'.encode(), 1)
