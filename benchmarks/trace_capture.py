@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import torch  # noqa: E402
 from harness import analysis_steps, run_irviz  # noqa: E402
 
 from irviz.frontends import trace_graph  # noqa: E402
@@ -47,18 +48,23 @@ def traced_module_route():
         trace_graph.supported = supported
 
 
-def timed(fn) -> float:
+def timed(fn) -> tuple[float, float]:
+    """Wall and CPU seconds (CPU: what the process used, steadier on a shared machine)."""
     gc.collect()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     fn()
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--threads", type=int, default=1,
+                    help="torch's intra-op threads (the model's own compute is the same "
+                         "for both routes; one thread keeps it from dominating the noise)")
     args = ap.parse_args()
+    torch.set_num_threads(args.threads)
     steps = analysis_steps()
     for key in args.models.split(","):
         spec, expr = MODELS[key]
@@ -75,7 +81,7 @@ def main() -> None:
             with routes[route]():
                 run_irviz(target, inputs, "trace", steps, wasm=False)
 
-        times: dict[tuple[str, str], list[float]] = {}
+        times: dict[tuple[str, str], list[tuple[float, float]]] = {}
         for rnd in range(args.rounds + 1):  # round 0: warm-up, not counted
             for what, fn in (("capture", cap_only), ("render", render)):
                 for route in routes:
@@ -83,11 +89,12 @@ def main() -> None:
                     if rnd:
                         times.setdefault((what, route), []).append(t)
         for what in ("capture", "render"):
-            old = statistics.median(times[(what, "traced module")])
-            new = statistics.median(times[(what, "trace graph")])
-            print(f"{key:9} {what:8} traced module {old * 1e3:8.0f} ms   trace graph "
-                  f"{new * 1e3:8.0f} ms   new/old {new / old:.2f}   (median of {args.rounds})",
-                  flush=True)
+            for clock, i in (("wall", 0), ("cpu", 1)):
+                old = statistics.median(t[i] for t in times[(what, "traced module")])
+                new = statistics.median(t[i] for t in times[(what, "trace graph")])
+                print(f"{key:9} {what:8} {clock:4} traced module {old * 1e3:7.0f} ms   "
+                      f"trace graph {new * 1e3:7.0f} ms   new/old {new / old:.2f}   "
+                      f"(median of {args.rounds})", flush=True)
 
 
 if __name__ == "__main__":
