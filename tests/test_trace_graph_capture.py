@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import warnings
 from dataclasses import replace
+from pathlib import Path
 
+import pytest
 import torch
 from torch import nn
 
@@ -16,6 +18,8 @@ from irviz.frontends.loader import target_of
 from irviz.ir.build import _Builder
 from irviz.ir.check import check_graph
 from irviz.workspace import Workspace
+
+CORPUS = Path(__file__).resolve().parent / "corpus" / "transformers_models.py"
 
 
 class Inner(nn.Module):
@@ -142,3 +146,22 @@ def test_a_model_calling_a_script_function_keeps_its_branches():
     assert cap.trace_graph is None
     G = graph_of(cap)
     assert any(d["kind"] == "prim::If" for _, d in G.nodes(data=True))
+
+
+#: library models whose trace graph is drawn node for node as their TracedModule (T5,
+#: BART, Swin and wav2vec2 differ in places: see irviz/ir/build_trace.py)
+SAME_AS_TRACED_MODULE = ["bert()", "distilbert()", "gpt2()", "llama()", "vit()", "resnet()",
+                         "convnext()", "whisper()", "clip()"]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("factory", SAME_AS_TRACED_MODULE)
+def test_library_models_are_drawn_node_for_node_as_their_traced_module(factory):
+    pytest.importorskip("transformers")
+    ws = Workspace()
+    [target] = ws.load(str(CORPUS) + ":" + factory).targets
+    cap = ws.capture(target, "trace")
+    assert cap.trace_graph is not None
+    new = graph_of(cap)
+    old = _Builder(replace(cap, trace_graph=None)).build()
+    assert _differences(old, new) == []

@@ -1,6 +1,8 @@
 """Capture: turn a loaded target into TorchScript (script, trace or as loaded).
 
-This is the only module that calls ``torch.jit.script`` / ``torch.jit.trace``.
+This is the only module that calls ``torch.jit.script`` / ``torch.jit.trace``; a trace of
+a plain module tree is taken by :mod:`irviz.frontends.trace_graph` (the graph without the
+TracedModule), its TracedModule made here only when something runs it.
 Every warning torch raises while capturing is recorded (torch's own filter
 that hides TracerWarnings from ``torch*``-named modules is overridden),
 attributed to the innermost frame of the user's file, de-duplicated and kept

@@ -14,7 +14,11 @@ route by tests/test_trace_graph_capture.py):
   the call's unshaped type, as ``prim::CallMethod``'s output has;
 * the k-th call of one module is its method ``forward{k}`` (``forward`` for the first).
 
-Debug names of values are the flat graph's: a tooltip may name a value another way.
+Known differences (tests/test_trace_graph_capture.py checks the models that have none):
+the flat graph has no dead code, so an ``aten::Int`` the TracedModule keeps unused (Swin)
+is not drawn and the ids after it in its method shift; the GetAttr order of a weight tied
+across calls (T5, BART) and of a parametrized weight (wav2vec2's weight norm) may differ;
+debug names of values are the flat graph's, so a tooltip may name a value another way.
 """
 from __future__ import annotations
 
