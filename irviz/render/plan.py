@@ -44,19 +44,23 @@ GHOST_SPAN = 60
 #: transformers draw 1.0-1.4)
 DENSE_EDGES_PER_NODE = 1.8
 #: a dense graph's ghost span: each consumer's far inputs are one ghost node, so dot lays
-#: out short edges only (densenet121: 23.6 s -> 0.35 s, 5,602 pt -> 796 pt wide)
+#: out short edges only (densenet121: 16-32 s -> 0.2-0.3 s, 5,602 pt -> 863 pt wide)
 DENSE_GHOST_SPAN = 12
 #: Graphviz settings for a dense graph: bound dot's network simplex (its x-positioning of
 #: the virtual nodes of long edges is where DenseNet's time went, not crossing
-#: minimisation: 19.5 of 23.6 s)
+#: minimisation: 19.5 of 23.6 s; alone 16.6 -> 3.5 s, after the merged ghosts 0.29 ->
+#: 0.24 s; mclimit, searchsize, splines, remincross: no gain or slower)
 DENSE_GRAPH_ATTRS = (("nslimit", "2"), ("nslimit1", "2"))
 #: predicted dot seconds = LAYOUT_COEF * size ** LAYOUT_EXP, size = drawn nodes + ghost
 #: copies + the ranks every drawn edge spans (the virtual nodes dot routes edges through),
-#: fitted on benchmarks/layout.py's measurements
-LAYOUT_COEF = 2.0e-7
-LAYOUT_EXP = 2.0
+#: fitted on benchmarks/layout.py's measurements (13 layouts of 0.3-32 s, 2 CPUs at load
+#: ~6: 1.77e-8 * size ** 2.22; within 2-3x either way, an estimate, not a promise)
+LAYOUT_COEF = 1.8e-8
+LAYOUT_EXP = 2.2
 #: the layout budget: a picture is collapsed further (as one over the drawn-node budget)
-#: when its layout size exceeds this many times ``max_nodes``; a chain is ~2x its nodes
+#: when its layout size exceeds this many times ``max_nodes``: 4,000 at the default 1000,
+#: predicted 1.5 s (a chain's size is ~2x its nodes; the scripted Mask R-CNN-style
+#: detector drew 920 nodes of size 8,127 in 3.3 s and 8,715 pt wide)
 LAYOUT_SIZE_PER_NODE = 4
 
 
