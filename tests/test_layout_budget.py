@@ -100,8 +100,10 @@ def test_the_layout_budget_collapses_what_the_node_budget_would_not(dense):
     plan = plan_view(dense, RenderOptions(max_nodes=nodes))
     assert plan.drawn_count < nodes and plan.boxes
     assert plan.layout.size <= LAYOUT_SIZE_PER_NODE * nodes
-    [note] = [n for n in plan.notes if "budget" in n]
+    [note, layout_note] = [n for n in plan.notes if "budget" in n]
     assert f"{nodes} nodes with" in note and "exceed the layout budget" in note
+    assert layout_note.startswith(f"layout budget: {nodes} nodes with")
+    assert f"size of {size:,} > {LAYOUT_SIZE_PER_NODE * nodes:,}" in layout_note
     # a budget that also covers the layout size leaves the picture as it is
     roomy = plan_view(dense, RenderOptions(max_nodes=-(-size // LAYOUT_SIZE_PER_NODE)))
     assert roomy.drawn_count == nodes and not any("budget" in n for n in roomy.notes)

@@ -397,11 +397,17 @@ class _Planner:
         first = self._layout_of(collapsed, {}) if drawn <= budget else None
         if first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget:
             return collapsed, {}, {}
+        over_layout = [first] if first is not None else []  # fit the node budget only
 
         def fits(candidate: dict[str, str], rolled: dict[str, str], count: int) -> bool:
             """Within the node budget and the layout budget (edges counted)."""
-            return count <= budget and (self._layout_of(candidate, rolled).size
-                                        <= LAYOUT_SIZE_PER_NODE * budget)
+            if count > budget:
+                return False
+            layout = self._layout_of(candidate, rolled)
+            if layout.size > LAYOUT_SIZE_PER_NODE * budget:
+                over_layout.append(layout)
+                return False
+            return True
         depths = sorted({info["depth"] for info in self.blocks.values()
                          if info["kind"] in CALL_KINDS}, reverse=True)
         levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
@@ -424,21 +430,25 @@ class _Planner:
         if best is None:  # nothing fits: the fewest nodes there are
             best = last
         _, count, depth, candidate, rolled, rolls = best
-        self.notes.append(self._budget_note(drawn, budget, count, depth, rolls, first,
-                                            self._layout_of(candidate, rolled)))
+        final = self._layout_of(candidate, rolled)
+        self.notes.append(self._budget_note(drawn, budget, count, depth, rolls, first, final))
+        if over_layout:
+            most = max(over_layout, key=lambda layout: layout.nodes)
+            self.notes.append(
+                f"layout budget: {most.nodes:,} nodes with {most.edges:,} edges have a layout "
+                f"size of {most.size:,} > {LAYOUT_SIZE_PER_NODE * budget:,} (predicted "
+                f"{most.seconds:.1f} s; drawn: {final.size:,}, {final.seconds:.1f} s)")
         return candidate, rolled, rolls
 
     def _budget_note(self, drawn: int, budget: int, count: int, depth: int | None,
                      rolls: dict[str, list[str]], first: Layout | None,
                      final: Layout) -> str:
         """What the budget did; ``first`` is the layout before it when only the layout
-        budget was exceeded (None: the node budget was)."""
+        budget was exceeded (None: the node budget was), ``final`` the one drawn."""
         if first is None:
             over_what = f"{drawn} nodes exceed the budget of {budget}"
         else:
-            over_what = (f"{drawn} nodes with {first.edges:,} edges exceed the layout budget "
-                         f"(size {first.size:,} > {LAYOUT_SIZE_PER_NODE * budget:,}, "
-                         f"predicted layout {first.seconds:.1f} s)")
+            over_what = f"{drawn} nodes with {first.edges:,} edges exceed the layout budget"
         did = []
         if depth is not None:
             did.append(f"module calls deeper than {depth} are drawn as boxes")
@@ -458,9 +468,8 @@ class _Planner:
                     "all of them")
         over = (", still over the budget" if count > budget
                 or final.size > LAYOUT_SIZE_PER_NODE * budget else "")
-        edges = f", {final.edges:,} edges" if first is not None else ""
         return (f"{over_what}: " + ", and ".join(did)
-                + f" ({count} nodes{edges}{over}; --depth or --max-nodes to change, "
+                + f" ({count} nodes{over}; --depth or --max-nodes to change, "
                   "--focus MODULE to open one)")
 
     # -- the layout budget -------------------------------------------------------
