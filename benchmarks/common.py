@@ -300,6 +300,8 @@ class Call:
         """What an ``example_inputs`` entry gives, read as irviz reads it (README: Example
         inputs): a dict is keyword inputs, ``(tuple, dict)`` both, anything else
         positional."""
+        if given is None:
+            return cls(())
         if hasattr(given, "args") and hasattr(given, "kwargs"):   # irviz's ExampleInputs
             return cls(tuple(given.args), dict(given.kwargs))
         if isinstance(given, dict):
