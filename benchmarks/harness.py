@@ -1,8 +1,12 @@
 """irviz next to the tools users would pick instead, in one process run.
 
     make bench                                   # deps + this + scaling.py (~8 min on 2 CPUs)
-    .venv/bin/python benchmarks/harness.py       # this part alone (~6 min)
+    .venv/bin/python benchmarks/harness.py       # this part alone (~6 min before issue 16's
+                                                 # set; 27 min with it on a loaded machine)
     .venv/bin/python benchmarks/harness.py --models cell,resnet18 --repeats 2 --no-processes
+    # torchvision's Faster R-CNN row: only with torchvision importable (see `make corpus`)
+    eval "$(../shared/tools/torchvision-cpu/build.sh build/cudastub)"
+    PYTHONPATH=build/corpus-site .venv/bin/python benchmarks/harness.py
 
 For every model (the seed samples, a ResNet-18-like CNN, transformers' BERT-base and
 GPT-2 with random weights, and issue 16's set: a scripted detection-scale model, a
