@@ -512,8 +512,8 @@ class _Planner:
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
         # the title shows 140 characters of a note
-        return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): inputs > "
-                f"{layout.ghost_span} nodes back as one ghost per consumer, {settings}; "
+        return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): inputs from "
+                f"> {layout.ghost_span} nodes back drawn as one ↺ ghost; {settings}; "
                 f"predicted layout {layout.seconds:.1f} s")
 
     # -- rolling up runs of repeated calls ---------------------------------------
