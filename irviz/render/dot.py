@@ -331,7 +331,7 @@ class _DotWriter:
         """One ghost beside ``consumer`` for all the far values it reads (a dense graph):
         a DenseNet layer reading 30 earlier outputs gets one small node, not 30 copies
         side by side (the width) or 30 long edges (the layout time)."""
-        src = f"ghost:{consumer}"
+        src = f"ghost:0:{consumer}"   # the viewer keys it to the consumer it sits beside
         names = [self.labels.ghost(r).label.removeprefix("↺ ") for r in values]
         if len(values) == 1:
             label = self.labels.ghost(values[0]).label
