@@ -24,7 +24,8 @@ raw baseline and the default of each dense model to PNG (``rsvg-convert -w 900``
 
 The fit of the predictor (``seconds = a * size ** b``) over every measured (size, time)
 pair is printed; :data:`irviz.render.plan.LAYOUT_COEF`/``LAYOUT_EXP`` come from it.
-Results: ``benchmarks/out/layout.json`` and ``.md``.
+Results: ``benchmarks/out/layout.json`` and ``.md``; benchmarks/RESULTS-layout.md holds the
+tables of the runs the README quotes.
 """
 from __future__ import annotations
 
