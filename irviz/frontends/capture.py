@@ -435,6 +435,13 @@ def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
             if "\n" in text else None) from None
 
 
+def _runs_python(target: Target) -> bool:
+    """The target is the model's Python (not already TorchScript): running it records the
+    shapes and executed lines a scripted graph lacks."""
+    return callable(target.obj) and not isinstance(
+        target.obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction))
+
+
 def capture(target: Target, mode: str = "script",
             inputs: ExampleInputs | None = None, export_options=None) -> Capture:
     """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said;
@@ -469,7 +476,16 @@ def capture(target: Target, mode: str = "script",
                         raise
                     notes.append(f"scripting failed ({exc.message}); traced instead")
                     (scripted, eager, adapter), done = _trace(target, inputs), "trace"
-            if done in ("script", "archive") and inputs is not None:
+            if done == "script" and inputs is not None and _runs_python(target):
+                # one forward, not two: the model's Python run records shapes and lines,
+                # and inputs it takes need no second check on the compiled model (on a
+                # detection model each forward is seconds); the compiled model runs only
+                # when the Python raised, to tell bad inputs from a model TorchScript runs
+                eager = run_eagerly(target.obj, inputs)
+                if eager.error:
+                    _run_once(target, scripted, inputs)
+                    notes.append(f"shapes not recorded: running the model raised {eager.error}")
+            elif done in ("script", "archive") and inputs is not None:
                 _run_once(target, scripted, inputs)
         except CaptureError as exc:
             exc.warnings = list(recorded)
@@ -479,13 +495,6 @@ def capture(target: Target, mode: str = "script",
             notes.append("the target is already scripted; tracing it is a no-op")
     if adapter is not None:
         notes.extend(adapter.notes())
-    if done == "script" and inputs is not None and callable(target.obj) and not isinstance(
-            target.obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
-        with warnings.catch_warnings():  # what torch says is recorded above, once
-            warnings.simplefilter("ignore")
-            eager = run_eagerly(target.obj, inputs)
-        if eager.error:
-            notes.append(f"shapes not recorded: running the model raised {eager.error}")
     graph = make = None
     if isinstance(scripted, trace_graph.TraceGraph):
         graph, scripted = scripted, None
