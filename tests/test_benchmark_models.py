@@ -15,9 +15,6 @@ import pytest
 
 from irviz.api import visualize
 
-pytestmark = pytest.mark.slow   # scripting + an eager run of a ResNet-101 detector
-
-
 def _kinds(view) -> Counter:
     return Counter(data.get("kind") for _, data in view.graph.nodes(data=True))
 
@@ -27,6 +24,7 @@ def _top_module_clusters(dot: str) -> list[str]:
     return re.findall(r'^  subgraph "cluster_[^"]*/call" \{\n *label=<<B>(\w+):', dot, re.M)
 
 
+@pytest.mark.slow   # 6.5 s quiet, 30 s on a busy machine: scripting + a ResNet-101 eager run
 def test_detector_scripts_to_a_detection_scale_graph_with_its_stages_in_order():
     [view] = visualize("benchmarks/models.py:detector()", mode="script")
     assert view.capture.mode == "script"
@@ -39,7 +37,7 @@ def test_detector_scripts_to_a_detection_scale_graph_with_its_stages_in_order():
     assert _top_module_clusters(dot) == ["backbone", "neck", "rpn", "roi_heads"]
 
 
-def test_densenet_traces_with_every_concatenation():
+def test_densenet_traces_with_every_concatenation():   # ~5 s
     [view] = visualize("benchmarks/models.py:densenet()", mode="trace")
     assert view.capture.mode == "trace"
     # DenseNet-121: each of its 6 + 12 + 24 + 16 layers concatenates its inputs, and each
