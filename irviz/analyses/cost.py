@@ -5,7 +5,8 @@ each node gets FLOPs and bytes from its shapes for the heavy ops (linear,
 matmul, convolution, LSTM/GRU/RNN, attention, reductions and element-wise
 ops), turned into an estimated time::
 
-    us = OP_OVERHEAD_US + flops / FLOPS_PER_US + bytes / BYTES_PER_US
+    us = OP_OVERHEAD_US + flops / FLOPS_PER_US + bytes read / BYTES_PER_US
+         + bytes written / WRITE_BYTES_PER_US
 
 and a fork costs FORK_OVERHEAD_US (tens of microseconds per task on these
 machines). Without shapes every op costs 1 and the unit is "ops": a clearly
@@ -60,9 +61,15 @@ def cost_of(data: dict) -> float:
 def cost_model(G: nx.DiGraph) -> CostModel | None:
     return G.graph.get(COST_MODEL)
 
-#: assumed sustained rates of one CPU core (order of magnitude)
-FLOPS_PER_US = 2.0e4        # 20 GFLOP/s
-BYTES_PER_US = 1.0e4        # 10 GB/s
+#: sustained rates of one CPU core. FLOPs: the LSTM ensemble's gemms on one thread ran at
+#: 58-90 GFLOP/s on the 2-vCPU AMD EPYC test machines (C = 64...512; 2.8 ms per LSTM at
+#: C = 64, torch.profiler); 20 GFLOP/s made the LSTMs 3x too heavy next to the copies
+#: around them, and the predicted speed-ups too high (1.9x where 1.2-1.4x was measured)
+FLOPS_PER_US = 6.0e4        # 60 GFLOP/s
+BYTES_PER_US = 1.0e4        # 10 GB/s read
+#: a large output lands on freshly mapped pages (the allocator returns big blocks to the
+#: OS): stacking the ensemble's four 1.3 MB outputs (5 MB) took 2.5 ms, ~2 GB/s written
+WRITE_BYTES_PER_US = 2.5e3  # 2.5 GB/s written
 OP_OVERHEAD_US = 2.0        # interpreter + dispatch per op
 FORK_OVERHEAD_US = 30.0     # launching a task on the inter-op pool and joining it
 GLUE_US = 0.5               # list/tuple bookkeeping
@@ -152,15 +159,27 @@ def node_flops(G: nx.DiGraph, node: str) -> int | None:
     return _numel(out)  # element-wise ops and reductions: about one FLOP per element
 
 
-def node_bytes(G: nx.DiGraph, node: str) -> int:
+#: ops that read a tensor's metadata, never its data (the checks scripted library code
+#: runs before every op: an LSTM's input validation is 250 of them)
+_METADATA = frozenset({"aten::size", "aten::dim", "aten::len", "aten::numel", "aten::stride",
+                       "aten::is_contiguous", "aten::is_floating_point", "aten::is_complex",
+                       "aten::__is__", "aten::__isnot__", "aten::format", "prim::device",
+                       "prim::dtype", "prim::layout", "prim::is_cuda", "prim::shape"})
+
+
+def node_bytes(G: nx.DiGraph, node: str) -> tuple[int, int]:
+    """(bytes read, bytes written) by one execution of ``node``."""
     data = G.nodes[node]
-    total = 0
+    if op_name(data["kind"]) in _METADATA:
+        return 0, 0
+    written = 0
     for out in data["outputs"]:
-        total += _numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
+        written += _numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
+    read = 0
     for i in range(len(data["inputs"])):
         shape = _input_shape(G, node, i)
-        total += _numel(shape) * 4 if shape else 0
-    return total
+        read += _numel(shape) * 4 if shape else 0
+    return read, written
 
 
 def _is_op(data: dict) -> bool:
@@ -194,8 +213,10 @@ def annotate_costs(G: nx.DiGraph) -> None:
             cost, flops, nbytes = 0.0, 0, 0
         else:
             flops = node_flops(G, node) or 0
-            nbytes = node_bytes(G, node)
-            cost = OP_OVERHEAD_US + flops / FLOPS_PER_US + nbytes / BYTES_PER_US
+            read, written = node_bytes(G, node)
+            nbytes = read + written
+            cost = (OP_OVERHEAD_US + flops / FLOPS_PER_US + read / BYTES_PER_US
+                    + written / WRITE_BYTES_PER_US)
             if kind in _RNN_GATES:
                 x = _input_shape(G, node, 0)
                 cost += RNN_STEP_US * (x[0] if x else 1)
