@@ -860,10 +860,12 @@ def issue16_targets(res: dict) -> list[str]:
         top = det.get("top_clusters", [])
         names = [c["label"].split(":", 1)[0] for c in top]
         mods = [c["label"].split(":", 1)[0] for c in top if c["kind"] == "module"]
-        stages = names[:3] == ["backbone", "neck", "rpn"] or (
-            names[:2] == ["backbone", "neck"] and len(names) > 2 and "head" in names[2])
-        rows.append("| detection model: top-level stages (backbone, neck, heads) are its "
-                    f"first clusters | first clusters: {', '.join(names[:6]) or 'none'}; "
+        # torchvision's detectors (and ours) start with their image transform stage
+        staged = names[1:] if names[:1] == ["transform"] else names
+        stages = staged[:3] == ["backbone", "neck", "rpn"] or (
+            staged[:2] == ["backbone", "neck"] and len(staged) > 2 and "head" in staged[2])
+        rows.append("| detection model: top-level stages (transform, backbone, neck, heads) are "
+                    f"its first clusters | first clusters: {', '.join(names[:6]) or 'none'}; "
                     f"module clusters in order: {', '.join(mods)} | {yes(stages)} |")
     return rows
 

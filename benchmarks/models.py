@@ -698,20 +698,41 @@ class RoIHeads(nn.Module):
         return result
 
 
-class Detector(nn.Module):
-    """Validate and normalise, ResNet-101 backbone -> FPN neck -> RPN -> RoI heads (boxes
-    and masks): Mask R-CNN's layout."""
+class ImageTransform(nn.Module):
+    """Resize small images, normalise, pad to the stride: torchvision's
+    ``GeneralizedRCNNTransform``, the detector's first stage."""
 
     def __init__(self, min_size: int = 64, size_divisible: int = 32):
         super().__init__()
-        self.backbone = ResNetBody()
-        self.neck = FeaturePyramidNetwork([256, 512, 1024, 2048])
-        self.rpn = RegionProposalNetwork()
-        self.roi_heads = RoIHeads()
         self.min_size = min_size
         self.size_divisible = size_divisible
         self.register_buffer("image_mean", torch.tensor([0.485, 0.456, 0.406]).view(-1, 1, 1))
         self.register_buffer("image_std", torch.tensor([0.229, 0.224, 0.225]).view(-1, 1, 1))
+
+    def forward(self, images: Tensor) -> Tuple[Tensor, Tuple[int, int]]:
+        if min(images.shape[-2], images.shape[-1]) < self.min_size:
+            images = F.interpolate(images, scale_factor=2.0, mode="bilinear",
+                                   align_corners=False)
+        images = (images - self.image_mean) / self.image_std
+        stride = self.size_divisible
+        pad_h = (stride - images.shape[-2] % stride) % stride
+        pad_w = (stride - images.shape[-1] % stride) % stride
+        if pad_h > 0 or pad_w > 0:
+            images = F.pad(images, (0, pad_w, 0, pad_h))
+        return images, (int(images.shape[-2]), int(images.shape[-1]))
+
+
+class Detector(nn.Module):
+    """Validate, transform (resize, normalise, pad), ResNet-101 backbone -> FPN neck -> RPN
+    -> RoI heads (boxes and masks): Mask R-CNN's layout."""
+
+    def __init__(self, min_size: int = 64, size_divisible: int = 32):
+        super().__init__()
+        self.transform = ImageTransform(min_size, size_divisible)
+        self.backbone = ResNetBody()
+        self.neck = FeaturePyramidNetwork([256, 512, 1024, 2048])
+        self.rpn = RegionProposalNetwork()
+        self.roi_heads = RoIHeads()
 
     def forward(self, images: Tensor, targets: Optional[List[Dict[str, Tensor]]] = None
                 ) -> List[Dict[str, Tensor]]:
@@ -728,16 +749,7 @@ class Detector(nn.Module):
                 degenerate = boxes[:, 2:] <= boxes[:, :2]
                 if degenerate.any():
                     raise ValueError("all bounding boxes should have positive height and width")
-        if min(images.shape[-2], images.shape[-1]) < self.min_size:
-            images = F.interpolate(images, scale_factor=2.0, mode="bilinear",
-                                   align_corners=False)
-        images = (images - self.image_mean) / self.image_std
-        stride = self.size_divisible
-        pad_h = (stride - images.shape[-2] % stride) % stride
-        pad_w = (stride - images.shape[-1] % stride) % stride
-        if pad_h > 0 or pad_w > 0:
-            images = F.pad(images, (0, pad_w, 0, pad_h))
-        size = (int(images.shape[-2]), int(images.shape[-1]))
+        images, size = self.transform(images)
         features = self.neck(self.backbone(images))
         proposals = self.rpn(images, features)
         return self.roi_heads(features, proposals, size)

@@ -34,7 +34,7 @@ def test_detector_scripts_to_a_detection_scale_graph_with_its_stages_in_order():
     assert kinds["prim::RaiseException"] > 0                     # input validation raises
     dot = view.dot()
     assert "1×3×120×120 float32" in dot                          # the eager run's shapes
-    assert _top_module_clusters(dot) == ["backbone", "neck", "rpn", "roi_heads"]
+    assert _top_module_clusters(dot) == ["transform", "backbone", "neck", "rpn", "roi_heads"]
 
 
 def test_densenet_traces_with_every_concatenation():   # ~5 s
