@@ -163,9 +163,21 @@ class _Builder:
         if is_module:
             env[params[0].unique()] = _ModuleRef("", root)
             params = params[1:]
+        input_ids = self._add_inputs(params, root_class)
+        for nid, value in zip(input_ids, params):
+            env[value.unique()] = (nid,)
+        outs = self._walk_graph_body(graph, env, "", "root", ("", root_class), None, depth=0)
+        self._add_return([self._ref_list(r) for r in outs], root_class)
+        for value, ref in zip(_ins(graph.return_node()), outs):
+            self._connect(ref, "out", value)
+        return self._finish(root_class, input_ids)
+
+    def _add_inputs(self, values: list, root_class: str) -> list[str]:
+        """The graph's input nodes ``in0…`` (shapes from the example inputs where the
+        graph has none), in order."""
+        examples = self.capture.graph_input_examples()
         input_ids = []
-        examples = cap.graph_input_examples()
-        for i, value in enumerate(params):
+        for i, value in enumerate(values):
             nid = f"in{i}"
             info = value_info(value)
             example = examples[i] if i < len(examples) else None
@@ -176,18 +188,22 @@ class _Builder:
                             user_source=None, scope="", scope_class=root_class, block="root",
                             subgraph_of=None, outputs=[info], inputs=[], attributes={},
                             hidden=False)
-            env[value.unique()] = (nid,)
             input_ids.append(nid)
-        outs = self._walk_graph_body(graph, env, "", "root", ("", root_class), None, depth=0)
+        return input_ids
+
+    def _add_return(self, inputs: list[list[str]], root_class: str) -> None:
+        """The ``out`` node, named by the model's output names when a trace flattened them."""
         self.G.add_node("out", kind="prim::Return", label="return", source=None,
                         user_source=None, scope="", scope_class=root_class, block="root",
                         subgraph_of=None, outputs=[], attributes={}, hidden=False,
-                        inputs=[self._ref_list(r) for r in outs])
-        for value, ref in zip(_ins(graph.return_node()), outs):
-            self._connect(ref, "out", value)
+                        inputs=inputs)
+        cap = self.capture
         leaves = cap.adapter.outputs if cap.adapter is not None else None
         if leaves is not None and leaves.flattened:  # what the model returned, by name
             self.G.nodes["out"]["output_names"] = list(leaves.names)
+
+    def _finish(self, root_class: str, input_ids: list[str]) -> nx.DiGraph:
+        cap = self.capture
         self.G.graph.update(
             name=cap.name, mode=cap.mode, root_class=root_class,
             source_file=str(cap.target.source_file) if cap.target.source_file else None,

@@ -210,27 +210,16 @@ class _TraceBuilder(_Builder):
 
     # -- entry -------------------------------------------------------------------
     def build(self) -> nx.DiGraph:
-        cap, tg = self.capture, self.tg
+        tg = self.tg
         self._analyse()
         root_class = _class_name(tg.root)
         self._container("root", "graph", None, owner=None, label=root_class,
                         module="", **{"class": root_class}, depth=0)
-        examples = cap.graph_input_examples()
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
-        input_ids = []
-        for i, value in enumerate(list(tg.graph.inputs())[:tg.n_inputs]):
-            nid = f"in{i}"
-            info = value_info(value)
-            example = examples[i] if i < len(examples) else None
-            if isinstance(example, torch.Tensor) and info["shape"] is None:
-                info = {**tensor_info(example), "type": info["type"]}
-            info["name"] = value.debugName().split(".")[0]
-            self.G.add_node(nid, kind="prim::Param", label=info["name"], source=None,
-                            user_source=None, scope="", scope_class=root_class, block="root",
-                            subgraph_of=None, outputs=[info], inputs=[], attributes={},
-                            hidden=False)
+        values = list(tg.graph.inputs())[:tg.n_inputs]
+        input_ids = self._add_inputs(values, root_class)
+        for nid, value in zip(input_ids, values):
             self.refs[value.unique()] = (nid,)
-            input_ids.append(nid)
         n = len(tg.calls)
         self.opened = [False] * n
         self.methods: dict[int | None, _Method] = {}
@@ -268,20 +257,10 @@ class _TraceBuilder(_Builder):
                 self._close_to(())
         ret = tg.graph.return_node()
         outs = [self._ref(v, ()) for v in _ins(ret)]
-        self.G.add_node("out", kind="prim::Return", label="return", source=None,
-                        user_source=None, scope="", scope_class=root_class, block="root",
-                        subgraph_of=None, outputs=[], attributes={}, hidden=False,
-                        inputs=[list(r) for r, _ in outs])
+        self._add_return([list(r) for r, _ in outs], root_class)
         for (ref, info) in outs:
             self._link(ref, "out", info)
-        leaves = cap.adapter.outputs if cap.adapter is not None else None
-        if leaves is not None and leaves.flattened:
-            self.G.nodes["out"]["output_names"] = list(leaves.names)
-        self.G.graph.update(
-            name=cap.name, mode=cap.mode, root_class=root_class,
-            source_file=str(cap.target.source_file) if cap.target.source_file else None,
-            inputs=input_ids, outputs=["out"], blocks=self.blocks)
-        return self.G
+        return self._finish(root_class, input_ids)
 
     # -- methods -----------------------------------------------------------------
     def _getattrs(self, method: _Method, key: int) -> None:
