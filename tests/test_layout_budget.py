@@ -119,3 +119,24 @@ def test_no_budget_still_draws_everything(dense):
                for b in plan.boxes)
     tight = plan_view(dense, RenderOptions(max_nodes=10))
     assert tight.drawn_count < plan.drawn_count
+
+
+class FlatChain(nn.Module):
+    """60 top-level ops, each also reading the input: nothing to collapse, and the reads of
+    ``x`` are edges spanning up to 60 ranks (a traced detector's unrolled post-processing)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x
+        for _ in range(60):
+            y = torch.sin(y) + x
+        return y
+
+
+def test_over_the_layout_budget_with_nothing_to_collapse_eases_long_edges():
+    [view] = visualize(FlatChain(), mode="trace", inputs=(torch.rand(3),))
+    tight = plan_view(view.graph, RenderOptions(max_nodes=20))
+    assert tight.layout.size > LAYOUT_SIZE_PER_NODE * 20 and not tight.layout.dense
+    assert tight.layout.merge_ghosts and tight.layout.graph_attrs == DENSE_GRAPH_ATTRS
+    assert any(n.startswith("still over the layout budget") for n in tight.notes)
+    free = plan_view(view.graph, RenderOptions(max_nodes=0))   # no budget: drawn as it is
+    assert not free.layout.merge_ghosts and free.layout.graph_attrs == ()

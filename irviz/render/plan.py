@@ -265,7 +265,7 @@ class _Planner:
                 rep[node] = None
         contents, boxes = self._contents(collapsed, rep, rolls, skipped)
         layout = self._layout(rep)
-        if layout.dense:
+        if layout.graph_attrs:
             self.notes.append(self._dense_note(layout))
         badges, unplaced = self._place_findings(rep)
         checks: dict[str, list[str]] = {}
@@ -494,17 +494,32 @@ class _Planner:
             pairs[(ru, rv)] = -span if G.out_degree(u) > 1 and span > 0 else abs(span)
         nodes, edges = len(position), len(pairs)
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
-        ghost_span = DENSE_GHOST_SPAN if dense else GHOST_SPAN
+        size = self._layout_size(pairs, nodes, dense)
+        budget = self.opt.max_nodes
+        if not dense and budget and size > LAYOUT_SIZE_PER_NODE * budget:
+            # over the layout budget with what collapsing left (a traced detector's
+            # unrolled post-processing at the top level: 1,937 nodes, dot > 10 min): its
+            # long edges are eased as a dense graph's, the only lever left
+            eased = self._layout_size(pairs, nodes, True)
+            return Layout(nodes, edges, eased, round(predicted_layout_seconds(eased), 2),
+                          False, DENSE_GHOST_SPAN, True, DENSE_GRAPH_ATTRS)
+        return Layout(nodes, edges, size, round(predicted_layout_seconds(size), 2), dense,
+                      DENSE_GHOST_SPAN if dense else GHOST_SPAN, dense,
+                      DENSE_GRAPH_ATTRS if dense else ())
+
+    @staticmethod
+    def _layout_size(pairs: dict[tuple[str, str], int], nodes: int, eased: bool) -> int:
+        """Drawn nodes + ghost copies + the ranks the edges span; ``eased``: the dense
+        drawing (short ghost span, one merged ghost per consumer)."""
+        ghost_span = DENSE_GHOST_SPAN if eased else GHOST_SPAN
         size, ghosts = nodes, set()
         for (_, rv), span in pairs.items():
             if -span > ghost_span:   # drawn from a ghost beside rv: one short edge
-                ghosts.add(rv if dense else len(ghosts))
+                ghosts.add(rv if eased else len(ghosts))
                 size += 1
             else:
                 size += abs(span) or 1
-        size += len(ghosts)
-        return Layout(nodes, edges, size, round(predicted_layout_seconds(size), 2), dense,
-                      ghost_span, dense, DENSE_GRAPH_ATTRS if dense else ())
+        return size + len(ghosts)
 
     def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
         return self._layout({n: self._representative(n, collapsed, rolled) for n in self.G})
@@ -512,6 +527,10 @@ class _Planner:
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
         # the title shows 140 characters of a note
+        if not layout.dense:   # the predictor was fitted below ~10k: past it, say less
+            return (f"still over the layout budget ({layout.nodes:,} nodes, {layout.edges:,} "
+                    f"edges): far inputs drawn as one ↺ ghost; {settings}; the layout may "
+                    "take minutes")
         return (f"dense graph ({layout.edges:,} edges on {layout.nodes:,} nodes): inputs from "
                 f"> {layout.ghost_span} nodes back drawn as one ↺ ghost; {settings}; "
                 f"predicted layout {layout.seconds:.1f} s")
