@@ -245,7 +245,11 @@ class _Builder:
             data = self.G.nodes[ref[0]]
             if len(data["outputs"]) == 1 and value.node().kind() == data["kind"]:
                 info = data["outputs"][0]
-        info = info or value_info(value)
+        self._link(ref, consumer, info or value_info(value))
+
+    def _link(self, ref: tuple, consumer: str, info: dict) -> None:
+        """A data edge from each producer in ``ref`` to ``consumer`` (counted when the
+        consumer reads the same producer twice)."""
         for producer in ref:
             if self.G.has_edge(producer, consumer):
                 self.G.edges[producer, consumer]["count"] += 1

@@ -410,14 +410,6 @@ class _TraceBuilder(_Builder):
                 info = value_info(value)
         return ref, info
 
-    def _link(self, ref: tuple, consumer: str, info: dict) -> None:
-        for producer in ref:
-            if self.G.has_edge(producer, consumer):
-                self.G.edges[producer, consumer]["count"] += 1
-                continue
-            self.G.add_edge(producer, consumer, type=info["type"], shape=info["shape"],
-                            dtype=info["dtype"], count=1)
-
     def _op(self, node, method: _Method) -> None:
         nid = method.take()
         kind = node.kind()
