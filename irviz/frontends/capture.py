@@ -12,13 +12,14 @@ TorchScript never reach the user's terminal.
 from __future__ import annotations
 
 import contextlib
+import functools
 import inspect
 import re
 import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 
@@ -81,7 +82,7 @@ class Capture:
     #: (:mod:`irviz.frontends.trace_graph`); None for every other capture
     trace_graph: Any = None
     #: makes :attr:`compiled` the first time something needs to run it (a
-    #: :class:`_Once`: shared by copies, as ``auto``'s copy of the workspace's trace)
+    #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
 
     @property
@@ -364,20 +365,7 @@ def _traced_module(adapter: CallAdapter, strict: bool) -> Any:
     return torch.jit.trace(adapter.traceable, adapter.flat, check_trace=False, strict=strict)
 
 
-class _Once:
-    """A value made on the first call and kept."""
-
-    def __init__(self, make):
-        self._make, self._value = make, None
-
-    def __call__(self):
-        if self._make is not None:
-            make, self._make = self._make, None
-            self._value = make()
-        return self._value
-
-
-def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> _Once:
+def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> Callable[[], Any]:
     """Makes the TracedModule of a capture drawn from its trace graph, with the warnings
     its second trace raises left unrecorded (the first trace recorded them)."""
     def make():
@@ -389,7 +377,7 @@ def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> _Once:
                 return _traced_module(adapter, strict)
             finally:
                 torch._C._jit_set_tracer_state_warn(old_state)
-    return _Once(make)
+    return functools.cache(make)   # made once, shared by copies of the Capture
 
 
 def _input_labels(inputs: ExampleInputs) -> list[str]:
