@@ -198,12 +198,20 @@ def call_type(info: dict) -> str:
 def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     """Call container id -> its IR nodes at any depth, in program order."""
     blocks = G.graph["blocks"]
+    #: container -> the node lists of the calls around it, innermost first
+    lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
     for node, block in G.nodes(data="block"):
-        while block is not None:
-            if blocks[block]["kind"] in CALL_KINDS:
-                out.setdefault(block, []).append(node)
-            block = blocks[block]["parent"]
+        lists = lists_around.get(block)
+        if lists is None:
+            lists, b = [], block
+            while b is not None:
+                if blocks[b]["kind"] in CALL_KINDS:
+                    lists.append(out.setdefault(b, []))
+                b = blocks[b]["parent"]
+            lists_around[block] = lists
+        for nodes in lists:
+            nodes.append(node)
     return out
 
 
@@ -233,6 +241,22 @@ class _Planner:
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
         self._folded = lambda data: is_folded(data, options.show_checks)
+        # read once per node: the budget search asks every candidate picture about every
+        # node (17 candidates for the scripted detector's 11,289 nodes)
+        self._block_of: dict[str, str] = {}
+        self._folded_nodes: set[str] = set()
+        #: container -> its own nodes and the ones of them drawn when it is open
+        self._by_block: dict[str, tuple[list[str], list[str]]] = {}
+        for node, data in G.nodes(data=True):
+            block = self._block_of[node] = data["block"]
+            nodes, unfolded = self._by_block.setdefault(block, ([], []))
+            nodes.append(node)
+            if self._folded(data):
+                self._folded_nodes.add(node)
+            else:
+                unfolded.append(node)
+        #: (u, v, u feeds more than one node) for every edge, in ``G.edges()`` order
+        self._edges: list[tuple[str, str, bool]] | None = None
         #: an ``irviz diff`` union graph: the call containers with a change inside
         self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
                                           else None)
@@ -254,7 +278,7 @@ class _Planner:
 
     def plan(self) -> DrawPlan:
         collapsed, rolled, rolls = self._choose_collapse()
-        rep = {n: self._representative(n, collapsed, rolled) for n in self.G}
+        rep = self._representatives(collapsed, rolled)
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         for node, r in rep.items():
             if r is not None and r.startswith(("box:", "roll:")):
@@ -306,35 +330,48 @@ class _Planner:
         ``focus``: the call containers to keep open (the focused module's calls, their
         ancestors and everything inside them); every other call is collapsed.
         """
-        out: dict[str, str] = {}
+        def collapses(cid: str) -> bool:
+            info = self.blocks[cid]
+            if info["kind"] not in CALL_KINDS:
+                return False
+            too_deep = depth is not None and info["depth"] > depth
+            library = not self.opt.expand_library and is_library_call(info)
+            outside = focus is not None and cid not in focus
+            if self._changed is not None:  # a diff: open only what changed
+                library = outside = cid not in self._changed
+            return too_deep or library or outside
+
+        # each container decided once, from its parent's answer (memoised up the chain)
+        top: dict[str, str | None] = {}
         for cid in self.blocks:
-            for anc in self._chain(cid):
-                info = self.blocks[anc]
-                if info["kind"] not in CALL_KINDS:
-                    continue
-                too_deep = depth is not None and info["depth"] > depth
-                library = not self.opt.expand_library and is_library_call(info)
-                outside = focus is not None and anc not in focus
-                if self._changed is not None:  # a diff: open only what changed
-                    library = outside = anc not in self._changed
-                if too_deep or library or outside:
-                    out[cid] = anc
-                    break
-        return out
+            chain = []
+            block = cid
+            while block is not None and block not in top:
+                chain.append(block)
+                block = self.blocks[block]["parent"]
+            above = top[block] if block is not None else None
+            for block in reversed(chain):
+                if above is None and collapses(block):
+                    above = block
+                top[block] = above
+        return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
 
     def _drawn_count(self, collapsed: dict[str, str],
                      rolled: dict[str, str] | None = None) -> int:
-        reps = set()
-        for node, data in self.G.nodes(data=True):
-            roll = rolled.get(node) if rolled else None
-            if roll is not None:
-                reps.add(roll)
-                continue
-            box = collapsed.get(data["block"])
+        """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers
+        (whole containers at a time; node by node only where a roll took some nodes)."""
+        reps = set(rolled.values()) if rolled else set()
+        touched = {self._block_of[n] for n in rolled} if rolled else set()
+        for block, (nodes, unfolded) in self._by_block.items():
+            box = collapsed.get(block)
+            if block in touched:
+                nodes = [n for n in nodes if n not in rolled]
+                unfolded = [n for n in unfolded if n not in rolled]
             if box is not None:
-                reps.add(box)
-            elif not self._folded(data):
-                reps.add(node)
+                if nodes:
+                    reps.add(box)
+            else:
+                reps.update(unfolded)
         return len(reps)
 
     def _focused_calls(self) -> list[str]:
@@ -479,19 +516,21 @@ class _Planner:
         more than the ghost span from a value used more than once starts at a ghost copy
         instead), and the ranks they span. Dense graphs get a short ghost span with one
         merged ghost per consumer, and the Graphviz settings that paid off on them."""
-        G = self.G
         position: dict[str, int] = {}
         for n in self._order:
             r = rep[n]
             if r is not None and r not in position:
                 position[r] = len(position)
         pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
-        for u, v in G.edges():
+        if self._edges is None:
+            self._edges = [(u, v, len(succ) > 1) for u, succ in self.G.adjacency()
+                           for v in succ]
+        for u, v, fans_out in self._edges:
             ru, rv = rep[u], rep[v]
             if ru is None or rv is None or ru == rv or (ru, rv) in pairs:
                 continue
             span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
-            pairs[(ru, rv)] = -span if G.out_degree(u) > 1 and span > 0 else abs(span)
+            pairs[(ru, rv)] = -span if fans_out and span > 0 else abs(span)
         nodes, edges = len(position), len(pairs)
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
         size = self._layout_size(pairs, nodes, dense)
@@ -522,7 +561,7 @@ class _Planner:
         return size + len(ghosts)
 
     def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
-        return self._layout({n: self._representative(n, collapsed, rolled) for n in self.G})
+        return self._layout(self._representatives(collapsed, rolled))
 
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
@@ -561,7 +600,7 @@ class _Planner:
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = sum(1 for n in inside[cid] if not self._folded(G.nodes[n]))
+            ops = sum(1 for n in inside[cid] if n not in self._folded_nodes)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     info.get("method"), ops)
 
@@ -616,8 +655,7 @@ class _Planner:
                 rid = f"roll:{run[1]}"
                 parent = self.blocks[run[0]]["parent"]
                 for node in self._order[self._pos[start]:self._pos[end] + 1]:
-                    data = self.G.nodes[node]
-                    if data["block"] != parent or not self._folded(data):
+                    if self._block_of[node] != parent or node not in self._folded_nodes:
                         rolled[node] = rid  # an inner run rolled before is swallowed
                 rolls[rid] = run
             count = self._drawn_count(collapsed, rolled)
@@ -625,18 +663,16 @@ class _Planner:
         return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
 
     # -- what stands for each node -----------------------------------------------
-    def _representative(self, node: str, collapsed: dict[str, str],
-                        rolled: dict[str, str]) -> str | None:
-        roll = rolled.get(node)
-        if roll is not None:
-            return roll
-        data = self.G.nodes[node]
-        box = collapsed.get(data["block"])
-        if box is not None:
-            return f"box:{box}"
-        if self._folded(data):
-            return None
-        return node
+    def _representatives(self, collapsed: dict[str, str],
+                         rolled: dict[str, str]) -> dict[str, str | None]:
+        """IR node -> its roll node, else its box, else itself unless folded (None)."""
+        boxes = {block: f"box:{box}" for block, box in collapsed.items()}
+        folded = self._folded_nodes
+        rep: dict[str, str | None] = {}
+        for node, block in self._block_of.items():   # program order
+            drawn = rolled.get(node) or boxes.get(block)
+            rep[node] = drawn if drawn is not None else None if node in folded else node
+        return rep
 
     def _empty_library_boxes(self, members: dict[str, list[str]],
                              collapsed: dict[str, str]) -> set[str]:
@@ -647,7 +683,7 @@ class _Planner:
         boxes = {f"box:{cid}" for cid in collapsed.values()}
         return {box for box in boxes
                 if is_library_call(self.blocks[box[4:]])
-                and all(self._folded(self.G.nodes[n]) for n in members.get(box, ()))}
+                and all(n in self._folded_nodes for n in members.get(box, ()))}
 
     # -- what each open container draws ------------------------------------------
     def _contents(self, collapsed: dict[str, str], rep: dict[str, str | None],
