@@ -36,6 +36,9 @@ def _check_timed(result: dict, n_settings: int) -> None:
         assert row["outputs_match"] is True
         assert row["intra_op"] >= 1 and row["inter_op"] >= 1 and row["cpu_count"] >= 1
         assert row["other_load"] is None or row["other_load"] >= 0
+        # every variant sampled in the same rounds, the pair probe too
+        assert row["calls_per_sample"] >= 1
+        assert row["pair_s"] is None or row["pair_s"] > 0
     assert result["outputs_match"] is True
     assert isinstance(result["baseline"], str) and "fork" in result["baseline"]
     best = result["best_setting"]
@@ -44,13 +47,35 @@ def _check_timed(result: dict, n_settings: int) -> None:
 
 @pytest.fixture(scope="module")
 def example_result():
-    return M.measure(_spec("fork_basics.py:example"), repeats=5).to_dict()
+    return M.measure(_spec("fork_basics.py:example"), repeats=5, min_sample_s=0.02).to_dict()
 
 
 @pytest.fixture(scope="module")
 def ensemble_result():
     return M.measure(_spec("lstm_ensemble.py:LSTMEnsemble"), settings=[(None, None), (1, 2)],
-                     warmup=2, repeats=5, profile=True).to_dict()
+                     warmup=2, repeats=5, profile=True, min_sample_s=0.05).to_dict()
+
+
+def test_a_sample_is_enough_calls_to_last_min_sample_s(example_result, ensemble_result):
+    """fork_basics' example takes microseconds: a sample is many calls; the ensemble's
+    calls are longer, so its samples need fewer."""
+    assert example_result["min_sample_s"] == 0.02
+    tiny = min(r["calls_per_sample"] for r in example_result["settings"])
+    big = max(r["calls_per_sample"] for r in ensemble_result["settings"])
+    assert tiny > 10 and tiny > big
+    for row in example_result["settings"]:  # the samples last about min_sample_s
+        assert row["pair_s"] > 0        # the pair probe is sampled beside the model
+        per_call = max(row["serial"]["median_s"], row["forked"]["median_s"], row["pair_s"])
+        assert row["calls_per_sample"] * per_call > 0.02 / 4
+
+
+def test_calls_per_sample():
+    from irviz.measure.child import calls_per_sample
+
+    assert calls_per_sample(0.05, 0.2) == 4
+    assert calls_per_sample(0.3, 0.2) == 1
+    assert calls_per_sample(0.0, 0.2) == 1
+    assert calls_per_sample(0.001, 0.0) == 1
 
 
 def test_fork_basics_example_every_default_setting(example_result):
@@ -231,6 +256,8 @@ def test_user_errors_are_irviz_errors(tmp_path):
         M.measure(_spec("fork_basics.py:example"), settings=[(0, 2)])
     with pytest.raises(UsageError, match="mode"):
         M.measure(_spec("fork_basics.py:example"), mode="jit")
+    with pytest.raises(UsageError, match="min_sample_s must be"):
+        M.measure(_spec("fork_basics.py:example"), min_sample_s=-1)
 
 
 # --------------------------------------------------------------------------- timeline
@@ -281,7 +308,8 @@ def test_typed_result_writes_the_json_the_report_had():
                                    "speedup", "speedup_paired", "outputs_match", "cpu_count",
                                    "load_avg", "other_load", "child_s", "error",
                                    "predicted_speedup", "static_predicted_speedup",
-                                   "predicted_forked_s", "wake_us", "pair_s", "notes"]
+                                   "predicted_forked_s", "wake_us", "pair_s",
+                                   "calls_per_sample", "notes"]
     result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
     result.take(child)
     assert (result.model, result.baseline, result.baseline_info) == ("m", "copy", None)

@@ -270,7 +270,7 @@ def test_json_schema_on_every_pattern_and_seed():
 
     views = api.visualize(str(PATTERNS)) + api.visualize(str(SAMPLES / "lstm_ensemble.py"))
     data = json.loads(json.dumps(build_report(views)))
-    assert data["schema_version"] == 2 and len(data["targets"]) == len(views)
+    assert data["schema_version"] == 3 and len(data["targets"]) == len(views)
     for t in data["targets"]:
         _check(t, TARGET, t["name"])
         for p in t["predictions"]:

@@ -202,10 +202,15 @@ class SerialBaseline:
     "completed"}`` (see :func:`serialize_forks`).
     """
 
-    def __init__(self, fn: Callable, description: str, info: dict):
+    def __init__(self, fn: Callable, description: str, info: dict,
+                 module: Any = None, function: Any = None):
         self.fn = fn
         self.description = description
         self.info = info
+        #: the scripted model whose object a rewritten forward takes first (None: a function)
+        self.module = module
+        #: the rewritten graph's ScriptFunction (None: the model itself is the baseline)
+        self.function = function
 
     def __call__(self, *inputs: Any) -> Any:
         return self.fn(*inputs)
@@ -243,7 +248,8 @@ def build_serial_baseline(scripted: Any) -> SerialBaseline:
     if stats["completed"]:
         text += (f", {stats['completed']} fork(s) whose futures go elsewhere (lists, loops, "
                  f"returns) kept as already-completed futures (identity tasks)")
-    return SerialBaseline(call, text, {"method": method, **stats})
+    return SerialBaseline(call, text, {"method": method, **stats},
+                          module=scripted if is_module else None, function=fn)
 
 
 def fork_site_labels(scripted: Any) -> dict[tuple[str, int], str]:

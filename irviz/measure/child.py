@@ -9,7 +9,7 @@ Reads one JSON payload on stdin::
 
     {"action": "time" | "profile", "spec": str, "mode": str, "inputs": str | None,
      "intra_op": int | None, "inter_op": int | None, "warmup": int, "repeats": int,
-     "settle_s": float, "serial_only": bool}
+     "min_sample_s": float, "settle_s": float, "serial_only": bool}
 
 (``serial_only``: time only the serial baseline - ``--calibrate``.)
 
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import gc
 import json
+import math
 import os
 import statistics
 import sys
@@ -144,39 +145,123 @@ def wake_us(calls: int = 60) -> float:
     return round(max(0.0, statistics.median(a) - statistics.median(b)) / 2 * 1e6, 1)
 
 
-def pair_seconds(fn: Any, inputs: tuple, rounds: int = 5) -> float | None:
-    """Median wall time of two copies of ``fn`` side by side in TorchScript (a traced
-    ``fork(fn) ; fn ; wait``: one copy on the caller, one on the inter-op pool): how much
-    two copies of the model's own ops slow each other on this machine now - shared
-    cores, caches, intra-op threads, other jobs. None when it cannot be built (Python
-    threads are no substitute: the calls serialise on the GIL). The calibrated
-    prediction turns it into the cores the forked tasks really get."""
+def make_pair(fn: Any, inputs: tuple) -> Any | None:
+    """Two copies of ``fn`` side by side in TorchScript (a traced ``fork(fn) ; fn ; wait``:
+    one copy on the caller, one on the inter-op pool), or None when it cannot be built
+    (Python threads are no substitute: the calls serialise on the GIL). Timed next to the
+    model (:func:`round_robin`), it says how much two copies of the model's own ops slow
+    each other on this machine now - shared cores, caches, intra-op threads, other jobs;
+    the calibrated prediction turns that into the cores the forked tasks really get.
+    ``fn``: a module, a function, or a :class:`~irviz.ir.serial_baseline.SerialBaseline`."""
     import torch
+
+    owner, call = _pair_parts(fn)
 
     class Pair(torch.nn.Module):
         def __init__(self):
             super().__init__()
-            self.fn = fn      # a ScriptModule must be a submodule of what is traced
+            self.owner = owner  # a ScriptModule must be a submodule of what is traced
+
+        def one(self, *args):
+            return call(self.owner, *args)
 
         def forward(self, *args):
-            fut = torch.jit.fork(self.fn, *args)
-            mine = self.fn(*args)
+            fut = torch.jit.fork(self.one, *args)
+            mine = self.one(*args)
             return torch.jit.wait(fut), mine
 
     try:
-        traced = torch.jit.trace(Pair() if isinstance(fn, torch.nn.Module) else
-                                 (lambda *a: (torch.jit.wait(torch.jit.fork(fn, *a)), fn(*a))),
-                                 inputs, check_trace=False)
+        traced = torch.jit.trace(Pair(), inputs, check_trace=False)
         traced(*inputs)
         traced(*inputs)
-        times = []
-        for _ in range(rounds):
-            t0 = time.perf_counter()
-            traced(*inputs)
-            times.append(time.perf_counter() - t0)
     except Exception:  # noqa: BLE001 - a model the tracer cannot take: no pair figure
         return None
-    return statistics.median(times)
+    return traced
+
+
+def _pair_parts(fn: Any) -> tuple[Any, Any]:
+    """(the module the traced pair must own, how one copy is called with it)."""
+    import torch
+
+    module, function = getattr(fn, "module", None), getattr(fn, "function", None)
+    if module is not None and function is not None:   # a rewritten forward: fn(obj, *x)
+        return module, lambda owner, *args: function(owner._c, *args)
+    plain = function if function is not None else getattr(fn, "fn", fn)  # a SerialBaseline
+    if isinstance(plain, torch.nn.Module):
+        return plain, lambda owner, *args: owner(*args)
+    return None, lambda owner, *args: plain(*args)
+
+
+def pair_seconds(fn: Any, inputs: tuple, rounds: int = 5) -> float | None:
+    """Median wall time of :func:`make_pair`'s two copies of ``fn`` (None: no pair)."""
+    pair = make_pair(fn, inputs)
+    if pair is None:
+        return None
+    wall, _, _ = round_robin({"pair": pair}, inputs, rounds, calls=1, other_load=False)
+    return statistics.median(wall["pair"])
+
+
+#: a timed sample is this many seconds of back-to-back calls at least (timeit's autorange):
+#: single 50 ms calls on a shared 2-CPU VM varied by up to 60 % within one process, and a
+#: sample that long absorbs one scheduler hiccup instead of reporting it as the model's time
+MIN_SAMPLE_S = 0.2
+
+
+def calls_per_sample(seconds_per_call: float, min_sample_s: float = MIN_SAMPLE_S) -> int:
+    """How many back-to-back calls make a sample of at least ``min_sample_s``."""
+    if seconds_per_call <= 0:
+        return 1
+    return max(1, math.ceil(min_sample_s / seconds_per_call))
+
+
+def sizing_calls(fns: dict[str, Any], inputs: tuple,
+                 min_sample_s: float = MIN_SAMPLE_S) -> int:
+    """:func:`calls_per_sample` for the slowest of ``fns``, each timed over enough calls
+    to last an eighth of a sample (one call of a microsecond model after the warm-up can
+    be ten times its steady time). Every variant is then sampled with the same count, so
+    a round compares like with like."""
+    slowest = 0.0
+    for fn in fns.values():
+        calls = 1
+        while True:
+            t0 = time.perf_counter()
+            for _ in range(calls):
+                fn(*inputs)
+            took = time.perf_counter() - t0
+            if took >= min_sample_s / 8 or calls >= 1 << 16:
+                break
+            calls *= 4
+        slowest = max(slowest, took / calls)
+    return calls_per_sample(slowest, min_sample_s)
+
+
+def round_robin(fns: dict[str, Any], inputs: tuple, repeats: int, calls: int,
+                other_load: bool = True) -> tuple[dict, dict, float | None]:
+    """Time ``fns`` in rounds (A B C, A B C, ...), each sample ``calls`` calls back to back.
+
+    Returns per-call wall and CPU seconds per sample (``{name: [s, ...]}``) and the CPUs
+    other processes kept busy meanwhile (None: not taken). Interleaving puts every
+    variant under the same machine state; the caller's ``torch.no_grad()`` applies.
+    """
+    from .settings import OtherLoad
+
+    wall: dict[str, list[float]] = {name: [] for name in fns}
+    cpu: dict[str, list[float]] = {name: [] for name in fns}
+    gc.collect()
+    gc.disable()
+    try:
+        with OtherLoad() as others:
+            for _ in range(repeats):
+                for name, fn in fns.items():
+                    c0, t0 = time.process_time(), time.perf_counter()
+                    for _ in range(calls):
+                        fn(*inputs)
+                    t1, c1 = time.perf_counter(), time.process_time()
+                    wall[name].append((t1 - t0) / calls)
+                    cpu[name].append((c1 - c0) / calls)
+    finally:
+        gc.enable()
+    return wall, cpu, (others.value if other_load else None)
 
 
 def _time(payload: dict, out: dict) -> None:
@@ -185,7 +270,6 @@ def _time(payload: dict, out: dict) -> None:
     from ..ir.serial_baseline import (BaselineError, build_serial_baseline, one_line,
                                       outputs_equal)
     from .result import summarize
-    from .settings import OtherLoad
 
     target, cap, inputs = _prepare(payload)
     forked = cap.scripted
@@ -227,29 +311,21 @@ def _time(payload: dict, out: dict) -> None:
             for _ in range(warmup):
                 for _, fn in variants:
                     fn(*inputs)
-            _phase("timing")
-            wall: dict[str, list[float]] = {name: [] for name, _ in variants}
-            cpu: dict[str, list[float]] = {name: [] for name, _ in variants}
-            gc.collect()
-            gc.disable()
-            try:
-                with OtherLoad() as others:
-                    for _ in range(repeats):
-                        for name, fn in variants:  # A B A B ...
-                            c0, t0 = time.process_time(), time.perf_counter()
-                            fn(*inputs)
-                            t1, c1 = time.perf_counter(), time.process_time()
-                            wall[name].append(t1 - t0)
-                            cpu[name].append(c1 - c0)
-            finally:
-                gc.enable()
-            out["other_load"] = others.value
-            _phase("wake-up probe")
-            out["wake_us"] = wake_us()
+            timed = dict(variants)
             if serial is not None:
                 _phase("pair")
-                pair = pair_seconds(serial, inputs)
-                out["pair_s"] = None if pair is None else round(pair, 6)
+                pair = make_pair(serial, inputs)
+                if pair is not None:        # sampled in the same rounds as the model
+                    timed["pair"] = pair
+            calls = sizing_calls(timed, inputs, float(payload.get("min_sample_s",
+                                                                  MIN_SAMPLE_S)))
+            out["calls_per_sample"] = calls
+            _phase("timing")
+            wall, cpu, out["other_load"] = round_robin(timed, inputs, repeats, calls)
+            if "pair" in wall:
+                out["pair_s"] = round(statistics.median(wall["pair"]), 6)
+            _phase("wake-up probe")
+            out["wake_us"] = wake_us()
         except Exception as exc:  # noqa: BLE001
             out["error"] = f"the model raised {one_line(exc)}"
             return

@@ -3,7 +3,7 @@
 Why it exists: the measurement's result travels from a child process (JSON) to the
 report (JSON again), and its layout used to live in a docstring. Here each field is
 declared once, with what it means; :meth:`MeasureResult.to_dict` gives the exact dict
-``irviz report --format json`` writes under ``"measured"`` (``schema_version`` 2),
+``irviz report --format json`` writes under ``"measured"`` (``schema_version`` 3),
 key order included. The ``from_child`` constructors read the child's JSON lines
 (see :mod:`irviz.measure.child`).
 
@@ -26,13 +26,14 @@ class Stats:
 
     #: median wall time of one call
     median_s: float
-    #: fastest call
+    #: fastest sample, per call
     min_s: float
-    #: slowest call
+    #: slowest sample, per call
     max_s: float
-    #: interquartile range of the calls (0.0 with one call)
+    #: interquartile range of the samples (0.0 with one sample)
     spread_s: float
-    #: every call's wall time, in the order they ran
+    #: every sample's wall time per call, in the order they ran (a sample is
+    #: ``calls_per_sample`` calls back to back; schema 3 - it was one call in schema 2)
     runs: list[float]
     #: median process CPU time per call, all threads (None: CPU time not taken)
     cpu_median_s: float | None = None
@@ -99,7 +100,7 @@ class BaselineInfo:
 #: the fields a timing child reports for its setting (the rest the parent knows)
 _CHILD_ROW_FIELDS = ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
                      "outputs_match", "cpu_count", "load_avg", "other_load", "error",
-                     "wake_us", "pair_s")
+                     "wake_us", "pair_s", "calls_per_sample")
 
 
 @dataclass
@@ -144,8 +145,12 @@ class SettingResult:
     predicted_forked_s: float | None = None
     #: how long waking a sleeping pool thread took in this child, microseconds (a probe)
     wake_us: float | None = None
-    #: two calls of the serial baseline at once (two threads), median wall seconds
+    #: two calls of the serial baseline at once (two threads), median wall seconds,
+    #: sampled in the same rounds as serial and forked
     pair_s: float | None = None
+    #: calls back to back in one timed sample (at least ``min_sample_s`` of the slowest
+    #: variant; None: not timed)
+    calls_per_sample: int | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -168,7 +173,7 @@ class SettingResult:
                "predicted_speedup": self.predicted_speedup,
                "static_predicted_speedup": self.static_predicted_speedup,
                "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us,
-               "pair_s": self.pair_s}
+               "pair_s": self.pair_s, "calls_per_sample": self.calls_per_sample}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
@@ -306,7 +311,7 @@ class MeasureResult:
     cpu_count: int
     #: untimed calls of each variant before the timing
     warmup: int
-    #: timed calls of each variant
+    #: timed samples of each variant (rounds)
     repeats: int
     #: how the serial version was built, one sentence (None: impossible, see baseline_error)
     baseline: str | None = None
@@ -325,6 +330,8 @@ class MeasureResult:
     #: "measure" (serial and forked timed) or "calibrate" (only the serial baseline, a few
     #: calls per setting: the calibrated prediction without the measurement)
     kind: str = "measure"
+    #: a timed sample lasts at least this many seconds (calls back to back)
+    min_sample_s: float | None = None
 
     def take(self, result: dict) -> None:
         """Model facts from a timing child's JSON object (the first child to know wins)."""
@@ -349,7 +356,7 @@ class MeasureResult:
             "baseline_error": self.baseline_error, "outputs_match": self.outputs_match,
             "settings": [s.to_dict() for s in self.settings],
             "best_setting": None if self.best_setting is None else self.best_setting.to_dict(),
-            "kind": self.kind,
+            "kind": self.kind, "min_sample_s": self.min_sample_s,
         }
         if self.profile is not None:
             out["profile"] = self.profile.to_dict(trace)

@@ -23,7 +23,7 @@ from typing import Any
 
 from .. import childproc
 from ..errors import IrvizError, UsageError
-from .child import PHASE_PREFIX
+from .child import MIN_SAMPLE_S, PHASE_PREFIX
 from .result import BestSetting, MeasureResult, ProfileResult, SettingResult
 from .settings import Setting, check_setting, default_settings, machine_facts
 
@@ -164,7 +164,8 @@ def profile(spec: str, mode: str = "script", inputs: str | None = None, *,
 def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             settings: list[tuple[int, int]] | None = None,
             warmup: int = 3, repeats: int = 7, timeout: float = 300.0,
-            profile: bool = True, calibrate: bool = False) -> MeasureResult:
+            profile: bool = True, calibrate: bool = False,
+            min_sample_s: float = MIN_SAMPLE_S) -> MeasureResult:
     """Time ``spec``'s model forked vs its serial baseline in one child per thread setting.
 
     ``spec`` names one model (README: Targets); ``inputs`` is an ``--inputs``
@@ -178,13 +179,16 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     raise :class:`irviz.errors.IrvizError` subclasses; failures of the model at run
     time, crashes and timeouts are reported in the result. ``calibrate`` times only the
     serial baseline (``--calibrate``: its wall and CPU time per setting are what the
-    calibrated prediction needs; no forked timing, no profile).
+    calibrated prediction needs; no forked timing, no profile). Each of the ``repeats``
+    timed samples is at least ``min_sample_s`` seconds of back-to-back calls.
     """
     mode = _check_mode(mode)
     if not isinstance(warmup, int) or warmup < 0:
         raise UsageError(f"warmup must be an integer >= 0, got {warmup!r}")
     if not isinstance(repeats, int) or repeats < 1:
         raise UsageError(f"repeats must be an integer >= 1, got {repeats!r}")
+    if not (isinstance(min_sample_s, (int, float)) and min_sample_s >= 0):
+        raise UsageError(f"min_sample_s must be a number of seconds >= 0, got {min_sample_s!r}")
     if not (isinstance(timeout, (int, float)) and timeout > 0):
         raise UsageError(f"timeout must be a positive number of seconds, got {timeout!r}")
     chosen = [check_setting(s) for s in (settings if settings is not None else default_settings())]
@@ -196,7 +200,8 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
     report = MeasureResult(spec=spec, model=None, mode=None,
                            torch_version=facts["torch_version"], cpu_count=facts["cpu_count"],
                            warmup=warmup, repeats=repeats,
-                           kind="calibrate" if calibrate else "measure")
+                           kind="calibrate" if calibrate else "measure",
+                           min_sample_s=min_sample_s)
     for setting in chosen:
         row = SettingResult(setting[0], setting[1], setting, cpu_count=facts["cpu_count"])
         report.settings.append(row)
@@ -206,7 +211,7 @@ def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             continue
         result, error, elapsed = run_child(
             _payload(spec, mode, inputs, setting, action="time", warmup=warmup,
-                     repeats=repeats, serial_only=calibrate), left)
+                     repeats=repeats, serial_only=calibrate, min_sample_s=min_sample_s), left)
         row.child_s = round(elapsed, 3)
         if result is not None and result.get("user_error"):
             _raise_user_error(result["user_error"])

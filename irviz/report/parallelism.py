@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 #: 2: ``predicted_speedup`` is the simulated schedule's (was min(work/span, P));
 #: ``predictions``, ``prediction_basis``, ``deploy``; measured rows carry
 #: ``predicted_speedup`` (calibrated) and ``static_predicted_speedup``
-SCHEMA_VERSION = 2
+#: 3: a timed sample is ``calls_per_sample`` calls back to back, so ``runs``/``min_s``/``max_s``
+#: are per-call means of samples (were single calls); ``min_sample_s``, ``calls_per_sample``;
+#: ``pair_s`` is sampled in the same rounds as the model
+SCHEMA_VERSION = 3
 
 
 def _site(location: str | None) -> dict | None:
