@@ -23,6 +23,7 @@ from .parallelism import annotate_parallelism
 from .runtime_shapes import annotate_runtime_shapes
 from .shape_arithmetic import annotate_shape_arithmetic
 from .traced_control_flow import annotate_frozen_control_flow
+from .unrolled_loops import annotate_unrolled_loops
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ STEPS: tuple[Step, ...] = (
     Step("frozen_control_flow", annotate_frozen_control_flow, needs_capture=True),
     Step("shape_arithmetic", annotate_shape_arithmetic),
     Step("checks", annotate_checks, requires=("shape_arithmetic",)),
+    Step("unrolled_loops", annotate_unrolled_loops),
     Step("runtime_shapes", annotate_runtime_shapes, needs_capture=True, runs_model=True),
     Step("costs", annotate_costs, requires=("runtime_shapes",)),
     Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),
