@@ -51,6 +51,16 @@ def _unshaped(value) -> dict:
     return {"name": None, "type": text, "shape": None, "dtype": None}
 
 
+def _common(a: tuple, b: tuple) -> int:
+    """How many calls two call stacks share from the outermost (most nodes share all)."""
+    if a == b:
+        return len(a)
+    n, i = min(len(a), len(b)), 0
+    while i < n and a[i] == b[i]:
+        i += 1
+    return i
+
+
 class _Method:
     """One method being drawn: the root's forward or a call's."""
 
@@ -75,6 +85,10 @@ class _TraceBuilder(_Builder):
     # -- what each call is -------------------------------------------------------
     def _analyse(self) -> None:
         tg = self.tg
+        # each node's inputs, outputs and kind, read from torch once (every pass needs them)
+        self.ins = [_ins(node) for node in tg.nodes]
+        self.outs = [_outs(node) for node in tg.nodes]
+        self.kinds = [node.kind() for node in tg.nodes]
         self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
         self.node_stack: list[tuple] = []
         inputs = list(tg.graph.inputs())
@@ -84,7 +98,15 @@ class _TraceBuilder(_Builder):
             self.stack_of[v.unique()] = ()
         n = len(tg.calls)
         self.escapes: list[list] = [[] for _ in range(n)]
+        self._escaped: list[set[int]] = [set() for _ in range(n)]   # their uniques
         self.children: list[list[int]] = [[] for _ in range(n + 1)]  # n: the root
+        #: per call: how many calls of its module come before it (its method ``forward{k}``)
+        self._nth: list[int] = []
+        calls_of: dict[int, int] = {}   # id of a module -> its calls so far
+        for call in tg.calls:
+            self._nth.append(calls_of.get(id(call.module), 0))
+            calls_of[id(call.module)] = self._nth[-1] + 1
+        self._chains: dict[int | None, tuple] = {}
         for k, call in enumerate(tg.calls):
             self.children[n if call.parent is None else call.parent].append(k)
         #: per method (call index, n for the root): the state inputs it reads (``("s", i)``)
@@ -92,14 +114,13 @@ class _TraceBuilder(_Builder):
         self.attrs: list[dict] = [{} for _ in range(n + 1)]
         first_node: dict[int, int] = {}
         for i, stack in enumerate(self._placed()):
-            node = tg.nodes[i]
             self.node_stack.append(stack)
             for k in stack:
                 first_node.setdefault(k, i)
-            self._uses(node, stack, n, i)
-            for out in _outs(node):
+            self._uses(self.ins[i], stack, n, i)
+            for out in self.outs[i]:
                 self.stack_of[out.unique()] = stack
-        self._uses(tg.graph.return_node(), (), n, len(tg.nodes))
+        self._uses(_ins(tg.graph.return_node()), (), n, len(tg.nodes))
         where: dict[int, float] = {}
         #: calls that recorded no op: placed by their anchors (the others by their ops:
         #: torch may put a node of the caller between a call's start and its first op)
@@ -125,13 +146,17 @@ class _TraceBuilder(_Builder):
         """Each node's calls, where the node sits in the TracedModule: its scope, except
         for a node the tracer inserted after the value it reads (``aten::Int`` of a size
         read later, in another call), which sits in that value's call."""
-        tg = self.tg
+        tg, ins, kinds = self.tg, self.ins, self.kinds
         raw = []
         last: dict[int, int] = {}
+        stacks: dict[str, tuple] = {"": ()}   # scope name -> its calls, parsed once
         for i, node in enumerate(tg.nodes):
             scope = node.scopeName()
-            raw.append(tuple(int(s) for s in scope.split("/")) if scope else ())
-            for k in raw[-1]:
+            stack = stacks.get(scope)
+            if stack is None:
+                stack = stacks[scope] = tuple(int(s) for s in scope.split("/"))
+            raw.append(stack)
+            for k in stack:
                 last[k] = i
         begun: set[int] = set()
         unknown: list[int] = []
@@ -148,8 +173,9 @@ class _TraceBuilder(_Builder):
 
         def begin(keys):
             for k in keys:
-                begun.add(k)
-                begin(by_call.get(k, ()))
+                if k not in begun:   # else its anchored calls are begun already
+                    begun.add(k)
+                    begin(by_call.get(k, ()))
 
         begin(by_call.get(None, ()))
         begin(unknown)
@@ -158,24 +184,20 @@ class _TraceBuilder(_Builder):
         made_by: dict[int, int] = {}  # value unique -> index of its node
         here: tuple = ()
         for i, stack in enumerate(raw):
-            node = tg.nodes[i]
-            read = node.inputsAt(0).unique() if node.inputsSize() == 1 else None
-            if node.kind() in _CONVERSIONS and read in made_by and all(
-                    tg.nodes[j].kind() in _CONVERSIONS and tg.nodes[j].inputsSize() == 1
-                    and tg.nodes[j].inputsAt(0).unique() == read
+            read = ins[i][0].unique() if len(ins[i]) == 1 else None
+            if kinds[i] in _CONVERSIONS and read in made_by and all(
+                    kinds[j] in _CONVERSIONS and len(ins[j]) == 1
+                    and ins[j][0].unique() == read
                     for j in range(made_by[read] + 1, i)):
                 stack = defined[read]  # put right after the value it converts
-            common = 0
-            while common < min(len(stack), len(here)) and stack[common] == here[common]:
-                common += 1
+            common = _common(stack, here)
             if any(last.get(k, -1) > i for k in here[common:]) or any(
                     k not in begun for k in stack[common:]):
-                producers = [defined[v.unique()] for v in _ins(tg.nodes[i])
-                             if v.unique() in defined]
+                producers = [defined[v.unique()] for v in ins[i] if v.unique() in defined]
                 stack = producers[0] if producers else here
             placed.append(stack)
             begin(stack)
-            for out in _outs(node):
+            for out in self.outs[i]:
                 defined[out.unique()] = stack
                 made_by[out.unique()] = i
             here = stack
@@ -192,8 +214,8 @@ class _TraceBuilder(_Builder):
                 return k
         return None
 
-    def _uses(self, node, stack: tuple, root: int, at: int) -> None:
-        for pos, v in enumerate(_ins(node)):
+    def _uses(self, inputs: list, stack: tuple, root: int, at: int) -> None:
+        for pos, v in enumerate(inputs):
             u = v.unique()
             if u in self.state_of:
                 reader = self._reader(self.state_of[u], stack)
@@ -201,11 +223,9 @@ class _TraceBuilder(_Builder):
                 attrs.setdefault(("s", self.state_of[u]), at + pos * 1e-6)
                 continue
             defined = self.stack_of.get(u, ())
-            common = 0
-            while common < min(len(defined), len(stack)) and defined[common] == stack[common]:
-                common += 1
-            for k in defined[common:]:
-                if not any(e.unique() == u for e in self.escapes[k]):
+            for k in defined[_common(defined, stack):]:
+                if u not in self._escaped[k]:
+                    self._escaped[k].add(u)
                     self.escapes[k].append(v)
 
     # -- entry -------------------------------------------------------------------
@@ -247,7 +267,7 @@ class _TraceBuilder(_Builder):
                     self._open_call(k)
             self._close_to(stack)
             method = self.methods[stack[-1] if stack else None]
-            self._op(node, method)
+            self._op(node, self.ins[i], self.outs[i], method)
             for k in self.after_node.get(i, []):
                 self._open_call(k)
         self._close_to(())
@@ -304,7 +324,7 @@ class _TraceBuilder(_Builder):
         nid = parent.take(2 if len(self.escapes[k]) > 1 else 1)
         module = call.module
         cls = _class_name(module)
-        nth = sum(1 for j in range(k) if tg.calls[j].module is module)
+        nth = self._nth[k]
         cid = self._container(
             f"{nid}/call", "method", parent.block, owner=None, call_site=nid,
             module=call.path, method="forward" + (str(nth) if nth else ""),
@@ -320,11 +340,15 @@ class _TraceBuilder(_Builder):
             self._open_call(j)
 
     def _chain(self, k: int | None) -> tuple:
-        chain = []
-        while k is not None:
-            chain.append(k)
-            k = self.tg.calls[k].parent
-        return tuple(reversed(chain))
+        """The calls from the outermost down to ``k`` (memoised: asked for every op)."""
+        found = self._chains.get(k)
+        if found is None:
+            chain, j = [], k
+            while j is not None:
+                chain.append(j)
+                j = self.tg.calls[j].parent
+            found = self._chains[k] = tuple(reversed(chain))
+        return found
 
     def _close_to(self, stack: tuple) -> None:
         """Close the open calls that are not in ``stack``, innermost first."""
@@ -391,9 +415,7 @@ class _TraceBuilder(_Builder):
         u = value.unique()
         ref = self.refs[u]
         defined = self.stack_of.get(u, ())
-        common = 0
-        while common < min(len(defined), len(stack)) and defined[common] == stack[common]:
-            common += 1
+        common = _common(defined, stack)
         info = None
         for k in reversed(defined[common:]):  # innermost call first
             if len(self.escapes[k]) > 1:
@@ -410,12 +432,12 @@ class _TraceBuilder(_Builder):
                 info = value_info(value)
         return ref, info
 
-    def _op(self, node, method: _Method) -> None:
+    def _op(self, node, inputs: list, outputs: list, method: _Method) -> None:
         nid = method.take()
         kind = node.kind()
         here = self._chain(method.call)
         seen = []
-        for v in _ins(node):
+        for v in inputs:
             s = self.state_of.get(v.unique())
             if s is not None:
                 reader = self._reader(s, here)
@@ -430,20 +452,20 @@ class _TraceBuilder(_Builder):
             hidden = True
         elif kind == "prim::Uninitialized":
             hidden = True
-        elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and node.inputsSize():
-            hidden = all(i.node().kind() == "prim::Constant" for i in _ins(node))
+        elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and inputs:
+            hidden = all(i.node().kind() == "prim::Constant" for i in inputs)
         source, user_source = node_locations(node)
         self.G.add_node(
             nid, kind=kind, label=label or kind.split("::")[-1], source=source,
             arg_names=_arg_names(node), user_source=user_source, scope=method.scope[0],
             scope_class=method.scope[1], block=method.block, subgraph_of=None,
-            outputs=[value_info(o) for o in _outs(node)],
+            outputs=[value_info(o) for o in outputs],
             inputs=[list(r) for r, _ in seen],
             attributes={name: _attr_repr(node, name, None) for name in node.attributeNames()},
             hidden=hidden)
         for ref, info in seen:
             self._link(ref, nid, info)
-        for out in _outs(node):
+        for out in outputs:
             self.refs[out.unique()] = (nid,)
 
 
