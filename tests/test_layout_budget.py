@@ -123,12 +123,14 @@ def test_no_budget_still_draws_everything(dense):
 
 class FlatChain(nn.Module):
     """60 top-level ops, each also reading the input: nothing to collapse, and the reads of
-    ``x`` are edges spanning up to 60 ranks (a traced detector's unrolled post-processing)."""
+    ``x`` are edges spanning up to 60 ranks (a traced detector's post-processing). sin or
+    cos in Thue-Morse order, which never repeats a stretch three times in a row: no
+    unrolled loop to roll up either."""
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = x
-        for _ in range(60):
-            y = torch.sin(y) + x
+        for i in range(60):
+            y = (torch.cos(y) if bin(i).count("1") % 2 else torch.sin(y)) + x
         return y
 
 

@@ -8,6 +8,7 @@ from torch import nn
 
 from irviz import api
 from irviz.analyses.unrolled_loops import find_runs, unrolled_runs
+from irviz.render.plan import RenderOptions
 
 
 class Looped(nn.Module):
@@ -64,3 +65,28 @@ def test_hand_written_repeats_and_scripted_loops_are_not_unrolled_loops():
     assert unrolled_runs(written.graph) == []       # three different lines: not one loop
     [scripted] = api.visualize(Looped(), "script", inputs=torch.rand(3))
     assert unrolled_runs(scripted.graph) == []      # a prim::Loop, drawn as a loop
+
+
+def test_over_the_budget_the_middle_iterations_are_one_node():
+    """60 trips of 3 ops: 180 drawn nodes, over a budget of 50; the first and the last
+    trip stay drawn, the 58 between are one roll node, and the note says so."""
+    opts = RenderOptions(max_nodes=50)
+    [view] = api.visualize(Looped(trips=60), "trace", inputs=torch.rand(3), options=opts)
+    dot = view.dot()
+    plan = view.plan
+    [(rid, loop)] = plan.loops.items()
+    assert len(loop["iterations"]) == 60 and plan.drawn_count <= 50
+    assert "× 58 iterations" in dot and "loop unrolled by the trace" in dot
+    first, last = loop["iterations"][0], loop["iterations"][-1]
+    for node in (*first, *last):              # drawn as themselves
+        assert plan.representative[node] == node
+    middle = loop["iterations"][1][0]
+    assert plan.representative[middle] == rid
+    assert len([m for m in plan.members[rid] if view.graph.nodes[m]["kind"] == "aten::sin"]) == 58
+    assert any("the middle iterations of 1 loop the trace unrolled are rolled up "
+               "(test_unrolled_loops.py:" in note and "58 of 60 iterations" in note
+               for note in plan.notes)
+    # within the budget nothing is rolled
+    [small] = api.visualize(Looped(trips=6), "trace", inputs=torch.rand(3), options=opts)
+    small.dot()
+    assert not small.plan.loops

@@ -266,6 +266,8 @@ class Labels:
     def roll(self, rid: str) -> Text:
         """The calls between the first and the last of a rolled run, as one node: their
         paths, how many, what the last one returns."""
+        if rid in self.plan.loops:
+            return self._loop_roll(rid)
         calls = self.plan.rolls[rid]
         first, last = self.blocks[calls[0]], self.blocks[calls[-1]]
         middle = [self.blocks[c] for c in calls[1:-1]]
@@ -357,6 +359,28 @@ class Labels:
         return Text(text, tooltip([f"{info['label']}: no operations"]))
 
     # -- edges -------------------------------------------------------------------
+    def _loop_roll(self, rid: str) -> Text:
+        """The iterations between the first and the last of a loop the trace unrolled, as
+        one node: how many, from which lines, what the last rolled one computes."""
+        loop = self.plan.loops[rid]
+        trips = len(loop["iterations"])
+        rolled = trips - 2
+        shown = [n for n in self.plan.members.get(rid, ())
+                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        ops = len(shown)
+        rows = [f"<B>{_h(f'× {rolled} iterations')}</B>",
+                _font("detail", _h(_truncate(f"loop unrolled by the trace: {loop['lines']}",
+                                             60))),
+                self._ops_row(ops, shown)]
+        label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
+        lines = [f"iterations 2–{trips - 1} of {trips} of a Python loop the trace unrolled "
+                 f"({loop['lines']}), rolled up",
+                 "the first and the last iteration are drawn before and after",
+                 f"{ops} operations inside, {ops // max(rolled, 1)} per iteration",
+                 "the traced graph runs every iteration; the trip count is baked in"]
+        lines += self._badge_tooltip(rid)
+        return Text(label, tooltip(lines))
+
     def edge_tooltip(self, data: dict) -> str:
         """An edge's value: its type and shape."""
         shape = format_shape(data)
@@ -366,6 +390,9 @@ class Labels:
         """A value drawn again beside a far consumer: the name of what it repeats."""
         if drawn.startswith("box:"):
             name = self.blocks[drawn[4:]]["label"]
+        elif drawn in self.plan.loops:
+            loop = self.plan.loops[drawn]
+            name = f"× {len(loop['iterations']) - 2} iterations ({loop['lines']})"
         elif drawn.startswith("roll:"):
             calls = self.plan.rolls[drawn]
             name = (f"{call_name(self.blocks[calls[1]])} … "

@@ -22,6 +22,7 @@ import networkx as nx
 
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.checks import CHECK, checks_at
+from ..analyses.unrolled_loops import unrolled_runs
 from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
 from ..perf import gc_paused
@@ -169,6 +170,10 @@ class DrawPlan:
     #: the drawn edges, the layout size and time dot is predicted to need, and the
     #: settings a dense graph gets
     layout: Layout = Layout(0, 0, 0, 0.0)
+    #: roll id -> the unrolled loop it rolls up (``irviz.unrolled`` record of
+    #: :mod:`~irviz.analyses.unrolled_loops`: the first and the last iteration are drawn on
+    #: their own, the ones between are the roll node); ``rolls`` holds the runs of calls
+    loops: Mapping[str, Mapping] = field(default_factory=lambda: MappingProxyType({}))
 
 
 _LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
@@ -277,7 +282,7 @@ class _Planner:
         return out
 
     def plan(self) -> DrawPlan:
-        collapsed, rolled, rolls = self._choose_collapse()
+        collapsed, rolled, rolls, loops = self._choose_collapse()
         rep = self._representatives(collapsed, rolled)
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         for node, r in rep.items():
@@ -287,7 +292,7 @@ class _Planner:
         for box in skipped:
             for node in members.pop(box, ()):
                 rep[node] = None
-        contents, boxes = self._contents(collapsed, rep, rolls, skipped)
+        contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
         layout = self._layout(rep)
         if layout.graph_attrs:
             self.notes.append(self._dense_note(layout))
@@ -312,7 +317,8 @@ class _Planner:
             unplaced_findings=tuple(unplaced),
             check_badges=_frozen({k: tuple(v) for k, v in checks.items()}),
             show_checks=self.opt.show_checks,
-            layout=layout)
+            layout=layout,
+            loops=_frozen(loops))
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -406,15 +412,17 @@ class _Planner:
                 keep.add(cid)
         return keep
 
-    def _choose_collapse(self) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
+    def _choose_collapse(self) -> tuple[dict[str, str], dict[str, str],
+                                        dict[str, list[str]], dict[str, dict]]:
         """Apply --depth/--focus; then fit the drawn-node budget and the layout budget (the
         layout size, edges counted: :meth:`_layout`). Returns the collapsed containers, IR
-        node -> roll node, and roll node -> the run's calls.
+        node -> roll node, roll node -> the run's calls, and roll node -> the unrolled loop
+        it rolls up.
 
         Over the budget, the depth levels are tried from the deepest up: the calls deeper
         than the level collapsed into boxes and, when that alone still draws too many
-        nodes, runs of repeated sibling calls rolled into one node each
-        (:meth:`_roll_up`). Of the pictures that fit, the one drawing the most nodes wins
+        nodes, runs of repeated sibling calls and the middle iterations of loops a trace
+        unrolled rolled into one node each (:meth:`_roll_up`). Of the pictures that fit, the one drawing the most nodes wins
         (a tie goes to the deeper level; with --focus, a picture keeping the focused call
         open beats any that boxes it). So rolling comes before giving up a level when it
         keeps more detail - 1,667 identical blocks draw the first and the last block open
@@ -429,11 +437,11 @@ class _Planner:
         collapsed = self._collapsed_containers(self.opt.depth, focus)
         budget = self.opt.max_nodes
         if not budget or self.opt.depth is not None:
-            return collapsed, {}, {}
+            return collapsed, {}, {}, {}
         drawn = self._drawn_count(collapsed)
         first = self._layout_of(collapsed, {}) if drawn <= budget else None
         if first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget:
-            return collapsed, {}, {}
+            return collapsed, {}, {}, {}
         over_layout = [first] if first is not None else []  # fit the node budget only
 
         def fits(candidate: dict[str, str], rolled: dict[str, str], count: int) -> bool:
@@ -475,13 +483,18 @@ class _Planner:
                 f"layout budget: {most.nodes:,} nodes with {most.edges:,} edges have a layout "
                 f"size of {most.size:,} > {LAYOUT_SIZE_PER_NODE * budget:,} (predicted "
                 f"{most.seconds:.1f} s; drawn: {final.size:,}, {final.seconds:.1f} s)")
-        return candidate, rolled, rolls
+        loops = {rid: run for rid, run in rolls.items() if isinstance(run, dict)}
+        calls = {rid: run for rid, run in rolls.items() if rid not in loops}
+        return candidate, rolled, calls, loops
 
     def _budget_note(self, drawn: int, budget: int, count: int, depth: int | None,
-                     rolls: dict[str, list[str]], first: Layout | None,
+                     rolled_up: dict[str, list[str] | dict], first: Layout | None,
                      final: Layout) -> str:
         """What the budget did; ``first`` is the layout before it when only the layout
-        budget was exceeded (None: the node budget was), ``final`` the one drawn."""
+        budget was exceeded (None: the node budget was), ``final`` the one drawn;
+        ``rolled_up``: roll node -> its run of calls, or the unrolled loop's record."""
+        rolls = {rid: run for rid, run in rolled_up.items() if not isinstance(run, dict)}
+        loops = [run for run in rolled_up.values() if isinstance(run, dict)]
         if first is None:
             over_what = f"{drawn} nodes exceed the budget of {budget}"
         else:
@@ -499,6 +512,14 @@ class _Planner:
             n = len(rolls)
             did.append(f"{n} run{'s' if n != 1 else ''} of repeated calls "
                        f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
+                       + (f"; {more} more" if more else "") + ")")
+        if loops:
+            said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of "
+                    f"{len(loop['iterations'])} iterations" for loop in loops[:2]]
+            more = len(loops) - len(said)
+            n = len(loops)
+            did.append(f"the middle iterations of {n} loop{'s' if n != 1 else ''} the trace "
+                       "unrolled are rolled up (" + "; ".join(said)
                        + (f"; {more} more" if more else "") + ")")
         if not did:
             return (f"{over_what}, but the model has no module calls to collapse: drawing "
@@ -629,31 +650,40 @@ class _Planner:
         return runs
 
     def _roll_up(self, collapsed: dict[str, str], count: int,
-                 fits) -> tuple[dict[str, str], dict[str, list[str]], int]:
-        """Roll up runs (:meth:`_runs`) whose parent is drawn open, longest first, runs of
-        the same length together (ten stages of 100 blocks look alike), until
-        ``fits(collapsed, rolled, count)`` (both budgets). In a rolled run the first and the
-        last call stay as they are; every node of the calls between (and of the parent
-        between them) is represented by the node ``roll:<first rolled cid>``.
+                 fits) -> tuple[dict[str, str], dict[str, list[str] | dict], int]:
+        """Roll up runs whose container is drawn open - runs of repeated calls
+        (:meth:`_runs`) and loops a trace unrolled (:mod:`~irviz.analyses.unrolled_loops`)
+        - longest first, runs of the same length together (ten stages of 100 blocks look
+        alike), until ``fits(collapsed, rolled, count)`` (both budgets). In a rolled run the
+        first and the last call (iteration) stay as they are; every node of the calls
+        (iterations) between, and of the parent between them, is represented by the node
+        ``roll:<first rolled cid>`` (``roll:<first node of the first rolled iteration>``).
 
-        Returns IR node -> roll node, roll node -> the run's calls, and the drawn count.
+        Returns IR node -> roll node, roll node -> the run's calls (or the loop's record),
+        and the drawn count.
         """
         inside = self._call_nodes()
-        runs = [r for r in self._runs() if self.blocks[r[0]]["parent"] not in collapsed]
-        runs.sort(key=lambda r: -len(r))  # stable: program order among equal lengths
+        # (length, first rolled node, last rolled node, container, roll id, run)
+        candidates = [(len(r), inside[r[1]][0], inside[r[-2]][-1], self.blocks[r[0]]["parent"],
+                       f"roll:{r[1]}", r)
+                      for r in self._runs() if self.blocks[r[0]]["parent"] not in collapsed]
+        candidates += [(len(loop["iterations"]), loop["iterations"][1][0],
+                        loop["iterations"][-2][1], loop["block"],
+                        f"roll:{loop['iterations'][1][0]}", loop)
+                       for loop in unrolled_runs(self.G) if loop["block"] not in collapsed]
+        # program order, then longest first (stable: program order among equal lengths)
+        candidates.sort(key=lambda c: self._pos[c[1]])
+        candidates.sort(key=lambda c: -c[0])
         rolled: dict[str, str] = {}
-        rolls: dict[str, list[str]] = {}
+        rolls: dict[str, list[str] | dict] = {}
         i = 0
-        while i < len(runs) and not fits(collapsed, rolled, count):
-            length = len(runs[i])
-            while i < len(runs) and len(runs[i]) == length:
-                run = runs[i]
+        while i < len(candidates) and not fits(collapsed, rolled, count):
+            length = candidates[i][0]
+            while i < len(candidates) and candidates[i][0] == length:
+                _, start, end, parent, rid, run = candidates[i]
                 i += 1
-                start, end = inside[run[1]][0], inside[run[-2]][-1]
                 if start in rolled:  # inside a call an outer run already rolled
                     continue
-                rid = f"roll:{run[1]}"
-                parent = self.blocks[run[0]]["parent"]
                 for node in self._order[self._pos[start]:self._pos[end] + 1]:
                     if self._block_of[node] != parent or node not in self._folded_nodes:
                         rolled[node] = rid  # an inner run rolled before is swallowed
@@ -687,12 +717,13 @@ class _Planner:
 
     # -- what each open container draws ------------------------------------------
     def _contents(self, collapsed: dict[str, str], rep: dict[str, str | None],
-                  rolls: dict[str, list[str]], skipped: set[str]
+                  rolls: dict[str, list[str]], skipped: set[str], loops: dict[str, dict]
                   ) -> tuple[dict[str, tuple[Drawn, ...]], list[str]]:
         """Open container -> what it draws, and the boxes in drawing order: a container
-        draws its own nodes first (a control node framed with the blocks it owns), then
-        its calls - a roll node for the first rolled call of a run (the others are in
-        it), a box, or the call drawn open."""
+        draws its own nodes first (a control node framed with the blocks it owns; a rolled
+        loop's roll node where its iterations were), then its calls - a roll node for the
+        first rolled call of a run (the others are in it), a box, or the call drawn
+        open."""
         kids: dict[str, list[str]] = {cid: [] for cid in self.blocks}
         for cid, info in self.blocks.items():
             if info["parent"] is not None:
@@ -701,6 +732,7 @@ class _Planner:
         for node, block in self.G.nodes(data="block"):
             own[block].append(node)
         middles = {c for calls in rolls.values() for c in calls[1:-1]}
+        placed: set[str] = set()    # the loop roll nodes drawn so far
         contents: dict[str, tuple[Drawn, ...]] = {}
         boxes: list[str] = []
 
@@ -714,6 +746,10 @@ class _Planner:
             contents[cid] = ()   # before the blocks below: the drawing order of containers
             for node in own[cid]:
                 if rep[node] != node:
+                    loop = loops.get(rep[node])
+                    if loop is not None and loop["block"] == cid and rep[node] not in placed:
+                        placed.add(rep[node])
+                        drawn.append(Drawn("roll", rep[node]))
                     continue
                 if node in owned:
                     drawn.append(Drawn("control", node, tuple(owned[node])))
