@@ -135,20 +135,17 @@ def _multiplicities(G: nx.DiGraph, node: str) -> tuple[int, int, bool]:
     return total or 1, on_thread, dynamic
 
 
-def _task_dag(G: nx.DiGraph, order: dict[str, int]) -> nx.DiGraph:
-    drawn = [n for n in G if not G.nodes[n].get("hidden")]
-    levels: dict[str | None, list[str]] = {}
-    for node in drawn:
-        levels.setdefault(G.nodes[node]["subgraph_of"], []).append(node)
+def _task_dag(G: nx.DiGraph, drawn: list[str], levels: dict[str | None, list[str]],
+              forks: list[str]) -> nx.DiGraph:
+    """The drawn nodes, each thread's in program order, a fork before its task's first
+    node and its task's last node before each of its waits."""
     D = nx.DiGraph()
     D.add_nodes_from(drawn)
     for chain in levels.values():
         nx.add_path(D, chain)
-    for node in drawn:
-        if G.nodes[node]["kind"] not in FORK_KINDS:
-            continue
+    for node in forks:
         task = levels.get(node, [])
-        if not task:
+        if not task or G.nodes[node].get("hidden"):
             continue
         D.add_edge(node, task[0])
         for wait in waits(G.nodes[node]):
@@ -186,7 +183,16 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     work = 0.0
     dynamic = False
     per_place: dict[tuple, tuple[int, int, bool]] = {}   # nodes of one block share them
+    forks: list[str] = []
+    #: the drawn (not hidden) nodes of each thread (None: the caller's), in program order
+    levels: dict[str | None, list[str]] = {}
+    drawn: list[str] = []
     for node, data in G.nodes(data=True):
+        if data["kind"] in FORK_KINDS:
+            forks.append(node)
+        if not data.get("hidden"):
+            drawn.append(node)
+            levels.setdefault(data["subgraph_of"], []).append(node)
         cost = cost_of(data)
         place = (data["block"], data["subgraph_of"])
         if place not in per_place:
@@ -195,12 +201,15 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         dynamic |= dyn and cost > 0
         work += cost * total
         weight[node] = cost * on_thread
-    D = _task_dag(G, order)
+    D = _task_dag(G, drawn, levels, forks)
     dist: dict[str, float] = {}
     best_pred: dict[str, str | None] = {}
     for node in nx.topological_sort(D):
         preds = list(D.predecessors(node))
-        pred = max(preds, key=lambda p: (dist[p], -order[p])) if preds else None
+        if len(preds) == 1:   # most nodes: the one before them on their thread
+            pred = preds[0]
+        else:
+            pred = max(preds, key=lambda p: (dist[p], -order[p])) if preds else None
         dist[node] = weight[node] + (dist[pred] if pred is not None else 0.0)
         best_pred[node] = pred
     end = max(dist, key=lambda n: (dist[n], -order[n])) if dist else None
@@ -210,13 +219,9 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         path.append(end)
         end = best_pred[end]
     path.reverse()
-    if any(G.nodes[n]["kind"] in FORK_KINDS for n in G):  # else the path is the whole program
+    if forks:  # else the path is the whole program
         for node in path:
             G.nodes[node][CRITICAL] = True
-    levels: dict[str | None, list[str]] = {}
-    for node in G:
-        if not G.nodes[node].get("hidden"):
-            levels.setdefault(G.nodes[node]["subgraph_of"], []).append(node)
     for fork, data in G.nodes(data=True):
         found = region(data)
         if found is not None:
@@ -231,7 +236,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         G.nodes[f]["subgraph_of"] is None and any(
             G.nodes[n]["kind"] not in GLUE_KINDS and G.nodes[n]["kind"] not in FORK_KINDS
             for n in region(G.nodes[f]).overlap)
-        for f in G if G.nodes[f]["kind"] in FORK_KINDS)
+        for f in forks)
     # each op already runs on `intra` threads: the cores left for overlap are cpus / intra
     # (measured: with torch's default intra-op threads the forks gained 1.0-1.15x)
     intra = intraop_threads or torch.get_num_threads()
@@ -241,13 +246,14 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     unit = model.unit if model is not None else "ops"
     bound = round(min(parallelism, limit), 3)
     bound1 = round(min(parallelism, max(1.0, min(cpus, interop + (1 if caller_works else 0)))), 3)
-    predictions, basis = _simulated(G, intra, interop, cpus)
+    predictions, basis = _simulated(G, intra, interop, cpus, forked=bool(forks))
     now = next((p.predicted_speedup for p in predictions
                 if (p.intra_op, p.inter_op) == (intra, interop)), bound)
     one = next((p.predicted_speedup for p in predictions
                 if (p.intra_op, p.inter_op) == (1, interop)), None)
     if one is None and basis == "simulated":
-        one = _simulated(G, 1, interop, cpus, matrix=False)[0][0].predicted_speedup
+        one = _simulated(G, 1, interop, cpus, matrix=False,
+                         forked=bool(forks))[0][0].predicted_speedup
     result = ParallelismFacts(
         unit=unit, work=round(work, 3), span=round(span, 3),
         parallelism=round(parallelism, 3),
@@ -258,7 +264,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         width=_width(G, None, levels, order), critical_path=path,
         dynamic_trip_counts=dynamic, predictions=predictions, prediction_basis=basis)
     G.graph[FACTS] = result
-    G.graph[HAZARDS_KEY] = _hazards(G, interop, unit)
+    G.graph[HAZARDS_KEY] = _hazards(G, interop, unit, forks)
     return result
 
 
@@ -298,12 +304,13 @@ def setting_matrix(intra: int, interop: int, cpus: int) -> list[tuple[int, int]]
     return out
 
 
-def _simulated(G: nx.DiGraph, intra: int, interop: int, cpus: int,
-               matrix: bool = True) -> tuple[list[SettingPrediction], str]:
-    """Static predictions of the setting matrix (or of (intra, interop) alone)."""
+def _simulated(G: nx.DiGraph, intra: int, interop: int, cpus: int, matrix: bool = True,
+               forked: bool = True) -> tuple[list[SettingPrediction], str]:
+    """Static predictions of the setting matrix (or of (intra, interop) alone);
+    ``forked``: the graph has a fork (else nothing runs in parallel)."""
     from .prediction import predict
 
-    if not any(d["kind"] in FORK_KINDS for _, d in G.nodes(data=True)):
+    if not forked:
         settings = setting_matrix(intra, interop, cpus) if matrix else [(intra, interop)]
         return [SettingPrediction(a, b, 1.0) for a, b in settings], "simulated"
     out = []
@@ -329,7 +336,7 @@ HAZARDS = {
 }
 
 
-def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[Hazard]:
+def _hazards(G: nx.DiGraph, interop: int, unit: str, forks: list[str]) -> list[Hazard]:
     found: list[Hazard] = []
 
     def add(code, node, **extra):
@@ -337,7 +344,6 @@ def _hazards(G: nx.DiGraph, interop: int, unit: str) -> list[Hazard]:
         source = G.nodes[node].get("user_source") or G.nodes[node].get("source")
         found.append(Hazard(code=code, node=node, message=text, source=source, **extra))
 
-    forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
     for fork in forks:
         data = G.nodes[fork]
         found_region, reached = region(data), waits(data)
