@@ -61,6 +61,10 @@ def _raise_text(G: nx.DiGraph, node: str) -> str:
 class _Finder:
     def __init__(self, G: nx.DiGraph):
         self.G = G
+        # the fixpoint below reads every node's data and successors on every pass: read
+        # through plain dicts (the graph does not change while the checks are found)
+        self.data: dict[str, dict] = dict(G.nodes(data=True))
+        self.succ: dict[str, list[str]] = {n: list(nbrs) for n, nbrs in G.adjacency()}
         self.blocks = G.graph["blocks"]
         self.order = {n: i for i, n in enumerate(G)}
         self.visible: dict[str, list[str]] = {cid: [] for cid in self.blocks}
@@ -68,9 +72,14 @@ class _Finder:
             if not data.get("hidden"):
                 self.visible[data["block"]].append(node)
         self.children: dict[str, list[str]] = {cid: [] for cid in self.blocks}
+        #: (container, control node in it) -> the blocks the node owns, in order (asked
+        #: for every node of every pass: a container can hold hundreds of blocks)
+        self._owned: dict[tuple[str, str], list[str]] = {}
         for cid, info in self.blocks.items():
             if info["parent"] is not None:
                 self.children[info["parent"]].append(cid)
+                if info.get("owner") is not None:
+                    self._owned.setdefault((info["parent"], info["owner"]), []).append(cid)
         self.part: set[str] = set()
         self.checks: dict[str, str] = {}
         self._inside_of: dict[str, list[str]] = {}
@@ -90,17 +99,17 @@ class _Finder:
         return all(n in self.part for n in self._inside(cid))
 
     def _unused(self, node: str) -> bool:
-        return all(s in self.part for s in self.G.successors(node))
+        return all(s in self.part for s in self.succ[node])
 
     def _raises(self, cid: str) -> str | None:
         """The raise of a branch whose nodes only serve it, else None."""
         nodes = self._inside(cid)
-        raises = [n for n in nodes if self.G.nodes[n]["kind"] == "prim::RaiseException"]
+        raises = [n for n in nodes if self.data[n]["kind"] == "prim::RaiseException"]
         if not raises:
             return None
         inside = set(nodes)
         for n in nodes:  # the message's string building may only feed the branch itself
-            if any(s not in inside and s not in self.part for s in self.G.successors(n)):
+            if any(s not in inside and s not in self.part for s in self.succ[n]):
                 return None
         return raises[0]
 
@@ -117,11 +126,11 @@ class _Finder:
         return f"{code} → {what}"
 
     def _as_check(self, node: str) -> str | None:
-        data = self.G.nodes[node]
+        data = self.data[node]
         if node in self.part or not self._unused(node):
             return None
         kind = data["kind"]
-        owned = [c for c in self.children[data["block"]] if self.blocks[c].get("owner") == node]
+        owned = self._owned.get((data["block"], node), [])
         if kind == "prim::If" and len(owned) == 2:
             for raising, other in (owned, owned[::-1]):
                 found = self._raises(raising)
@@ -136,20 +145,19 @@ class _Finder:
         changed = True
         while changed:
             changed = False
-            for node in reversed(list(self.G)):  # consumers before producers
-                data = self.G.nodes[node]
+            for node in reversed(self.data):  # consumers before producers
+                data = self.data[node]
                 if node in self.part or data.get("hidden") or data["kind"] in _KEEP:
                     continue
                 text = self._as_check(node)
                 if text is not None:
                     self.checks[node] = text
-                    owned = [c for c in self.children[data["block"]]
-                             if self.blocks[c].get("owner") == node]
+                    owned = self._owned.get((data["block"], node), [])
                     self.part.add(node)
                     for cid in owned:
                         self.part.update(self._inside(cid))
                     changed = True
-                elif self.G.out_degree(node) and self._unused(node) \
+                elif self.succ[node] and self._unused(node) \
                         and not self._owns_blocks(node):
                     self.part.add(node)  # only feeds checks: a condition, a shape read
                     changed = True
@@ -159,8 +167,7 @@ class _Finder:
                 info[CHECK] = True
 
     def _owns_blocks(self, node: str) -> bool:
-        return any(self.blocks[c].get("owner") == node
-                   for c in self.children[self.G.nodes[node]["block"]])
+        return (self.data[node]["block"], node) in self._owned
 
     def anchors(self) -> dict[str, list[str]]:
         """The next node of the dataflow after each outermost check, in its container or
@@ -199,8 +206,7 @@ class _Finder:
         return not path or path.startswith("<") or is_torch_file(path)
 
     def _owned_nodes(self, node: str) -> list[str]:
-        block = self.G.nodes[node]["block"]
-        owned = [c for c in self.children[block] if self.blocks[c].get("owner") == node]
+        owned = self._owned.get((self.G.nodes[node]["block"], node), [])
         return [n for c in owned for n in self._inside(c)]
 
     def _owners(self, node: str) -> list[str]:
