@@ -90,3 +90,22 @@ def test_over_the_budget_the_middle_iterations_are_one_node():
     [small] = api.visualize(Looped(trips=6), "trace", inputs=torch.rand(3), options=opts)
     small.dot()
     assert not small.plan.loops
+
+
+def test_the_viewer_details_a_rolled_loop(tmp_path):
+    """The HTML viewer's details panel knows the roll node: what it stands for, where."""
+    from irviz.cli import main
+    from click.testing import CliRunner
+
+    model = tmp_path / "looped.py"
+    head = "import torch\nfrom torch import nn\n\n\n"
+    tail = '\n\nexample_inputs = {"Looped": (torch.rand(3),)}\n'
+    model.write_text(head + inspect.getsource(Looped).replace("trips: int = 6", "trips: int = 60")
+                     + tail, encoding="utf-8")
+    out = tmp_path / "looped.html"
+    result = CliRunner().invoke(main, ["render", f"{model}:Looped", "--mode", "trace",
+                                       "--max-nodes", "50", "--format", "html", "-o", str(out)])
+    assert result.exit_code == 0, result.output
+    page = out.read_text(encoding="utf-8")
+    assert "58 of 60 iterations of a loop the trace unrolled, rolled up" in page
+    assert "× 58 iterations (looped.py:" in page

@@ -208,6 +208,20 @@ def node_details(view, findings: list[dict] | None = None,
                         "contains": names + list(entry.get("contains", [])),
                         "scope": ", ".join(names[:20]) + (" …" if len(names) > 20 else ""),
                         "collapsible": False}
+    plan = getattr(view, "plan", None)
+    for rid, loop in (plan.loops.items() if plan is not None else ()):  # unrolled loops
+        inside = [n for n in plan.members.get(rid, ()) if not is_folded(G.nodes[n], show_checks)]
+        trips = len(loop["iterations"])
+        first = G.nodes[loop["iterations"][1][0]]
+        details[rid] = {"kind": f"{trips - 2} of {trips} iterations of a loop the trace "
+                                "unrolled, rolled up",
+                        "label": f"× {trips - 2} iterations ({loop['lines']})",
+                        "ops": len(inside), "outputs": [],
+                        "contains": sorted({G.nodes[n]["kind"] for n in inside})[:40],
+                        "scope": first.get("scope") or "", "scope_class": first.get("scope_class"),
+                        **places.place(first.get("user_source")),
+                        "findings": findings_at(first.get("user_source")), "fork": None,
+                        "collapsible": False}
     return details
 
 

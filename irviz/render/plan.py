@@ -422,9 +422,9 @@ class _Planner:
         Over the budget, the depth levels are tried from the deepest up: the calls deeper
         than the level collapsed into boxes and, when that alone still draws too many
         nodes, runs of repeated sibling calls and the middle iterations of loops a trace
-        unrolled rolled into one node each (:meth:`_roll_up`). Of the pictures that fit, the one drawing the most nodes wins
-        (a tie goes to the deeper level; with --focus, a picture keeping the focused call
-        open beats any that boxes it). So rolling comes before giving up a level when it
+        unrolled rolled into one node each (:meth:`_roll_up`). Of the pictures that fit,
+        the one drawing the most nodes wins (a tie goes to the deeper level; with --focus, a
+        picture keeping the focused call open beats any that boxes it). So rolling comes before giving up a level when it
         keeps more detail - 1,667 identical blocks draw the first and the last block open
         around one roll node, not 1,669 boxes - and depth alone wins when it keeps more -
         10 stages of 100 blocks at a budget of 5,000 draw 1,000 block boxes rather than
