@@ -36,13 +36,16 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 #: C0 controls (newline and tab separately), DEL, C1 controls, the bidi overrides and
 #: isolates (which reorder the text around them), and the non-characters XML forbids
 _UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069\ufffe\uffff]")
+#: either of the two: one scan finds the (rare) text that needs rewriting
+_ODD = re.compile(f"{_SURROGATE.pattern}|{_UNSHOWN.pattern}")
 
 
 def display(text: object, newlines: bool = False) -> str:
     """``text`` made safe to show: see the module doc. Newlines are kept only when
     ``newlines`` (tooltips); otherwise they, like tabs, become ``?``."""
-    text = _SURROGATE.sub("\ufffd", str(text))
-    text = _UNSHOWN.sub("?", text)
+    text = str(text)
+    if _ODD.search(text):
+        text = _UNSHOWN.sub("?", _SURROGATE.sub("\ufffd", text))
     if not newlines:
         return text.replace("\n", "?").replace("\t", "?")
     return text.replace("\r", "?").replace("\t", "?")

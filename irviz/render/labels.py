@@ -79,9 +79,14 @@ class Labels:
         self.root_dir = options.source_root or (
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self._inside: dict[str, list[str]] | None = None
+        self._short: dict[str | None, str | None] = {}
 
     def _loc(self, location: str | None) -> str | None:
-        return short_location(location, self.root_dir)
+        """``location`` as the picture shows it (once per location: a relpath each)."""
+        found = self._short.get(location, self)
+        if found is self:
+            found = self._short[location] = short_location(location, self.root_dir)
+        return found
 
     # -- lint badges -------------------------------------------------------------
     def _badge_rows(self, drawn: str) -> list[str]:
