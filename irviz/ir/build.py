@@ -258,8 +258,10 @@ class _Builder:
                             dtype=info["dtype"], count=1)
 
     def _add_op(self, node, nid, env, block, scope, fork, *, label=None, hidden=False,
-                extra=None, inputs=None):
-        source, user_source = node_locations(node)
+                extra=None, inputs=None, locations=None):
+        """``locations``: the node's ``node_locations``, when the caller read them already
+        (torch formats a scripted node's source range anew on every call)."""
+        source, user_source = node_locations(node) if locations is None else locations
         inputs = _ins(node) if inputs is None else inputs
         refs = [self._lookup(env, v) for v in inputs]
         outputs = _outs(node)
@@ -392,11 +394,11 @@ class _Builder:
 
     # -- control flow ------------------------------------------------------------
     def _if(self, node, nid, env, block, scope, fork, depth):
-        source, _ = node_locations(node)
+        locations = node_locations(node)
         self._add_op(node, nid, env, block, scope, fork, label="if",
-                     extra={"code": source_line(source)})
+                     extra={"code": source_line(locations[0])}, locations=locations)
         yields = []
-        for k, (sub, kind) in enumerate(zip(node.blocks(), ("if.then", "if.else"))):
+        for k, (sub, kind) in enumerate(zip(_blocks(node, 2), ("if.then", "if.else"))):
             cid = self._container(f"{nid}/b{k}", kind, block, owner=nid,
                                   label="then" if k == 0 else "else")
             self._walk_nodes(_nodes_of(sub.returnNode()), env, f"{cid}/", cid, scope, fork, depth)
@@ -406,7 +408,7 @@ class _Builder:
         self.G.nodes[nid]["branch_yields"] = [[self._ref_list(r) for r in b] for b in yields]
 
     def _loop(self, node, nid, env, block, scope, fork, depth):
-        source, _ = node_locations(node)
+        locations = node_locations(node)
         trip = node.inputsAt(0)
         trip_node = trip.node()
         if trip_node.kind() == "prim::Constant":
@@ -419,7 +421,8 @@ class _Builder:
         else:
             trip_count = trip_node.kind().split("::")[-1]
         self._add_op(node, nid, env, block, scope, fork, label="loop",
-                     extra={"code": source_line(source), "trip_count": trip_count})
+                     extra={"code": source_line(locations[0]), "trip_count": trip_count},
+                     locations=locations)
         body = next(iter(node.blocks()))
         cid = self._container(f"{nid}/b0", "loop.body", block, owner=nid, label="body")
         for j, param in enumerate(_outs(body.paramNode())):  # 0: the iteration count
@@ -441,7 +444,7 @@ class _Builder:
         value_args = [v for v, r in zip(args, refs) if isinstance(r, tuple)]
         source, user_source = node_locations(node)
         self._add_op(node, nid, env, block, scope, fork, label="fork", inputs=value_args,
-                     extra={"code": source_line(source)})
+                     extra={"code": source_line(source)}, locations=(source, user_source))
         # module arguments are recorded too, so the callee is known
         self.G.nodes[nid]["inputs"] = [self._ref_list(r) for r in refs]
         kind = "fork.task" if node.kind() == "prim::fork" else "await.task"
@@ -471,6 +474,15 @@ def _nodes_of(return_node: torch._C.Node) -> list:
         node = node.prev()
     nodes.reverse()
     return nodes
+
+
+def _blocks(node: torch._C.Node, count: int) -> list:
+    """The first ``count`` blocks of a node, without running its block iterator to the end
+    (which, as for :func:`_ins`, ends in a C++ exception: ~10 us)."""
+    blocks, out = node.blocks(), []
+    while len(out) < count and (block := next(blocks, None)) is not None:
+        out.append(block)
+    return out
 
 
 def _ins(node: torch._C.Node) -> list:
