@@ -293,7 +293,7 @@ class _Planner:
             for node in members.pop(box, ()):
                 rep[node] = None
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
-        layout = self._layout(rep)
+        layout = self._layout(rep, final=True)
         if layout.graph_attrs:
             self.notes.append(self._dense_note(layout))
         badges, unplaced = self._place_findings(rep)
@@ -531,12 +531,15 @@ class _Planner:
                   "--focus MODULE to open one)")
 
     # -- the layout budget -------------------------------------------------------
-    def _layout(self, rep: Mapping[str, str | None]) -> Layout:
+    def _layout(self, rep: Mapping[str, str | None], final: bool = False) -> Layout:
         """Estimate what dot lays out for ``rep`` (IR node -> drawn id): the drawn data
         edges as the DOT writer draws them (one per pair of drawn ids; an edge skipping
         more than the ghost span from a value used more than once starts at a ghost copy
         instead), and the ranks they span. Dense graphs get a short ghost span with one
-        merged ghost per consumer, and the Graphviz settings that paid off on them."""
+        merged ghost per consumer, and the Graphviz settings that paid off on them;
+        ``final``: the picture drawn, which gets the same easing when it is still over the
+        layout budget (never a candidate of the budget search: eased, a picture with more
+        detail would pass for fitting, and be drawn twice as wide)."""
         position: dict[str, int] = {}
         for n in self._order:
             r = rep[n]
@@ -556,7 +559,7 @@ class _Planner:
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
         size = self._layout_size(pairs, nodes, dense)
         budget = self.opt.max_nodes
-        if not dense and budget and size > LAYOUT_SIZE_PER_NODE * budget:
+        if final and not dense and budget and size > LAYOUT_SIZE_PER_NODE * budget:
             # over the layout budget with what collapsing left (a traced detector's
             # unrolled post-processing at the top level: 1,937 nodes, dot > 10 min): its
             # long edges are eased as a dense graph's, the only lever left
