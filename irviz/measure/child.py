@@ -192,15 +192,6 @@ def _pair_parts(fn: Any) -> tuple[Any, Any]:
     return None, lambda owner, *args: plain(*args)
 
 
-def pair_seconds(fn: Any, inputs: tuple, rounds: int = 5) -> float | None:
-    """Median wall time of :func:`make_pair`'s two copies of ``fn`` (None: no pair)."""
-    pair = make_pair(fn, inputs)
-    if pair is None:
-        return None
-    wall, _, _ = round_robin({"pair": pair}, inputs, rounds, calls=1, other_load=False)
-    return statistics.median(wall["pair"])
-
-
 #: a timed sample is this many seconds of back-to-back calls at least (timeit's autorange):
 #: single 50 ms calls on a shared 2-CPU VM varied by up to 60 % within one process, and a
 #: sample that long absorbs one scheduler hiccup instead of reporting it as the model's time
@@ -235,12 +226,12 @@ def sizing_calls(fns: dict[str, Any], inputs: tuple,
     return calls_per_sample(slowest, min_sample_s)
 
 
-def round_robin(fns: dict[str, Any], inputs: tuple, repeats: int, calls: int,
-                other_load: bool = True) -> tuple[dict, dict, float | None]:
+def round_robin(fns: dict[str, Any], inputs: tuple, repeats: int,
+                calls: int) -> tuple[dict, dict, float | None]:
     """Time ``fns`` in rounds (A B C, A B C, ...), each sample ``calls`` calls back to back.
 
     Returns per-call wall and CPU seconds per sample (``{name: [s, ...]}``) and the CPUs
-    other processes kept busy meanwhile (None: not taken). Interleaving puts every
+    other processes kept busy meanwhile (None: not on Linux). Interleaving puts every
     variant under the same machine state; the caller's ``torch.no_grad()`` applies.
     """
     from .settings import OtherLoad
@@ -261,7 +252,7 @@ def round_robin(fns: dict[str, Any], inputs: tuple, repeats: int, calls: int,
                     cpu[name].append((c1 - c0) / calls)
     finally:
         gc.enable()
-    return wall, cpu, (others.value if other_load else None)
+    return wall, cpu, others.value
 
 
 def _time(payload: dict, out: dict) -> None:

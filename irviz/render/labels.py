@@ -83,10 +83,9 @@ class Labels:
 
     def _loc(self, location: str | None) -> str | None:
         """``location`` as the picture shows it (once per location: a relpath each)."""
-        found = self._short.get(location, self)
-        if found is self:
-            found = self._short[location] = short_location(location, self.root_dir)
-        return found
+        if location not in self._short:
+            self._short[location] = short_location(location, self.root_dir)
+        return self._short[location]
 
     # -- lint badges -------------------------------------------------------------
     def _badge_rows(self, drawn: str) -> list[str]:

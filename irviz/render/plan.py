@@ -425,8 +425,9 @@ class _Planner:
         unrolled rolled into one node each (:meth:`_roll_up`). Of the pictures that fit,
         the one drawing the most nodes wins (a tie goes to the deeper level; with --focus, a
         picture keeping the focused call open beats any that boxes it). So rolling comes
-        before giving up a level when it keeps more detail - 1,667 identical blocks draw the first and the last block open
-        around one roll node, not 1,669 boxes - and depth alone wins when it keeps more -
+        before giving up a level when it keeps more detail - 1,667 identical blocks draw
+        the first and the last block open around one roll node, not 1,669 boxes - and depth
+        alone wins when it keeps more -
         10 stages of 100 blocks at a budget of 5,000 draw 1,000 block boxes rather than
         every stage's blocks rolled. Nothing is rolled when the picture fits as it is, nor
         under an explicit --depth; the focused call and its ancestors are never rolled.
