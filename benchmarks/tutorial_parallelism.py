@@ -79,7 +79,9 @@ def child() -> None:
         from irviz.frontends.capture import capture
         from irviz.frontends.loader import load
         from irviz.ir.serial_baseline import build_serial_baseline, outputs_equal
-        from irviz.measure.child import make_pair, round_robin, sizing_calls, wake_us
+        from irviz.measure.child import (make_pair, round_robin, serial_call_s, sizing_calls,
+                                         wake_us)
+        from irviz.measure.handoff import make_probe, probe_result
 
         _phase("load")
         torch.manual_seed(0)
@@ -109,12 +111,15 @@ def child() -> None:
             pair = make_pair(fns["serial"], (x,))
             if pair is not None:         # sampled in the same rounds as the variants
                 timed["pair"] = pair
+            probe_fns, probe = make_probe(serial_call_s(fns["serial"], (x,)))
+            timed.update(probe_fns)
             calls = sizing_calls(timed, (x,), p["min_sample_s"])
             out["calls_per_sample"] = calls
             _phase("timing")
             wall, cpu, out["other_load"] = round_robin(timed, (x,), p["repeats"], calls)
         out["wake_us"] = wake_us()
         out["pair_s"] = statistics.median(wall["pair"]) if "pair" in wall else None
+        out["handoff"] = probe_result(probe, wall)
         out["paired"] = {k: statistics.median(s / v for s, v in zip(wall["serial"], wall[k]))
                          for k in fns if k != "serial"}
         out["stats"] = {k: summarize(wall[k], cpu[k]).to_dict() for k in timed}
@@ -153,17 +158,15 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 
 
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
-                other_load: float | None, wake: float | None, pair: float | None) -> float:
-    """The calibrated prediction from a serial run's wall and CPU time (another pass) and
-    the CPUs other jobs took meanwhile."""
-    from irviz.analyses.prediction import (available_cpus, calibrated_times, pair_cpus,
-                                           predict)
+                other_load: float | None, wake: float | None, pair: float | None,
+                handoff: dict | None) -> float:
+    """The calibrated prediction from one child's serial run, pair and hand-off probes and
+    the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
+    from irviz.analyses.prediction import Calibration, calibrated
 
-    times = calibrated_times(G, intra, serial["median_s"], serial.get("cpu_median_s"),
-                             cpus=cpus, other_load=other_load)
-    have = pair_cpus(cpus, serial["median_s"], serial.get("cpu_median_s"), pair)
-    return predict(G, intra, inter, have or available_cpus(cpus, other_load), times=times,
-                   basis="calibrated", wake_us=wake).speedup
+    found, _ = calibrated(G, intra, inter, cpus, Calibration(
+        serial["median_s"], serial.get("cpu_median_s"), other_load, pair, wake, handoff))
+    return found.speedup
 
 
 def _err(pred: float, meas: float) -> float:
@@ -275,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     # the calibration of pass n comes from the serial run of the next pass (another child):
     # fit on one run, check on another
     serial_of = {(r["pass_no"], r["channels"], tuple(r["requested"])):
-                 (r["stats"]["serial"], r.get("other_load"), r.get("wake_us"), r.get("pair_s"))
+                 (r["stats"]["serial"], r.get("other_load"), r.get("wake_us"), r.get("pair_s"),
+                  r.get("handoff"))
                  for r in ok}
     cells: dict = {}
     for r in ok:

@@ -51,9 +51,14 @@ def example_result():
 
 
 @pytest.fixture(scope="module")
-def ensemble_result():
+def ensemble_measured():
     return M.measure(_spec("lstm_ensemble.py:LSTMEnsemble"), settings=[(None, None), (1, 2)],
-                     warmup=2, repeats=5, profile=True, min_sample_s=0.05).to_dict()
+                     warmup=2, repeats=5, profile=True, min_sample_s=0.05)
+
+
+@pytest.fixture(scope="module")
+def ensemble_result(ensemble_measured):
+    return ensemble_measured.to_dict()
 
 
 def test_a_sample_is_enough_calls_to_last_min_sample_s(example_result, ensemble_result):
@@ -67,6 +72,34 @@ def test_a_sample_is_enough_calls_to_last_min_sample_s(example_result, ensemble_
         assert row["pair_s"] > 0        # the pair probe is sampled beside the model
         per_call = max(row["serial"]["median_s"], row["forked"]["median_s"], row["pair_s"])
         assert row["calls_per_sample"] * per_call > 0.02 / 4
+
+
+def test_the_hand_off_probe_is_sized_to_the_model_and_fitted():
+    """Each setting samples the hand-off probe beside the model: four fork/wait pairs
+    whose serial run lasts about as long as the model's serial call; the calibrated
+    prediction charges the per-start cost fitted to it; a model whose call takes
+    microseconds gets no probe (the wake-up probe stands in)."""
+    from irviz import api
+    from irviz.analyses.prediction import calibrate_measured
+
+    spec, inputs = _spec("lstm_ensemble.py:BiForkLSTMEnsemble(channels=32)"), \
+        "torch.rand(30, 10, 32)"   # a call of a few milliseconds
+    result = M.measure(spec, "script", inputs, settings=[(1, 2)], repeats=3,
+                       min_sample_s=0.02, profile=False)
+    calibrate_measured(api.visualize(spec, inputs=inputs)[0].graph, result)
+    for row in result.settings:
+        probe = row.handoff
+        assert probe["pairs"] == 4 and probe["steps"] >= 1
+        assert probe["serial_s"] > 0 and probe["forked_s"] > 0
+        assert 0.25 < probe["serial_s"] / row.serial.median_s < 4
+        assert row.handoff_wake_us is not None and row.handoff_wake_us >= 0
+        assert row.to_dict()["handoff_wake_us"] == row.handoff_wake_us
+        assert row.predicted_speedup > 0
+
+
+def test_no_hand_off_probe_for_a_model_of_microseconds(example_result):
+    for row in example_result["settings"]:
+        assert row["handoff"] is None and row["wake_us"] is not None
 
 
 def test_calls_per_sample():
@@ -309,7 +342,7 @@ def test_typed_result_writes_the_json_the_report_had():
                                    "load_avg", "other_load", "child_s", "error",
                                    "predicted_speedup", "static_predicted_speedup",
                                    "predicted_forked_s", "wake_us", "pair_s",
-                                   "calls_per_sample", "notes"]
+                                   "calls_per_sample", "handoff", "handoff_wake_us", "notes"]
     result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
     result.take(child)
     assert (result.model, result.baseline, result.baseline_info) == ("m", "copy", None)

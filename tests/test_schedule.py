@@ -183,3 +183,32 @@ def test_calibration_scales_to_the_measured_serial_time_and_cpu():
     idle = predict(G, 2, 2, 2, times=calibrated_times(G, 2, 0.080, 0.080),
                    basis="calibrated")
     assert busy.speedup < 1.15 < 1.8 < idle.speedup
+
+
+def test_the_hand_off_cost_is_fitted_back_from_a_simulated_probe():
+    """A probe that ran as the simulation with a 400 us start cost says: 400 us; one that
+    ran as fast as the ideal says 0; no probe, no figure."""
+    from irviz.analyses.prediction import _handoff_program, fit_wake_us
+
+    program = _handoff_program(4, 2_500.0)
+    for inter, cpus in ((2, 2.0), (4, 1.7)):
+        took = simulate(program, inter, cpus, wake_us=400.0).makespan_us
+        probe = {"pairs": 4, "serial_s": 0.020, "forked_s": took / 1e6}
+        assert fit_wake_us(probe, inter, cpus) == pytest.approx(400.0, abs=1.0)
+    ideal = simulate(program, 2, 2.0).makespan_us
+    assert fit_wake_us({"pairs": 4, "serial_s": 0.020, "forked_s": ideal / 1e6 * 0.9},
+                       2, 2.0) == 0.0
+    assert fit_wake_us(None, 2, 2.0) is None
+    assert fit_wake_us({"pairs": 4, "serial_s": 0.020, "forked_s": 0.0}, 2, 2.0) is None
+
+
+def test_a_costly_hand_off_lowers_the_calibrated_prediction():
+    from irviz.analyses.prediction import Calibration, calibrated
+
+    G = seed("BiForkLSTMEnsemble", 16)
+    cheap = {"pairs": 4, "serial_s": 0.020, "forked_s": 0.0102}
+    dear = {"pairs": 4, "serial_s": 0.020, "forked_s": 0.016}
+    fast, w0 = calibrated(G, 1, 2, 2, Calibration(0.020, 0.020, handoff=cheap))
+    slow, w1 = calibrated(G, 1, 2, 2, Calibration(0.020, 0.020, handoff=dear))
+    assert w0 < 100 < 500 < w1
+    assert slow.speedup < fast.speedup - 0.2

@@ -35,8 +35,9 @@ from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 #: wait that finds its task done 5-20 us)
 WAKE_US = 100.0
 
-__all__ = ["WAKE_US", "pair_cpus", "OpTimes", "static_times", "calibrated_times", "available_cpus", "build_program",
-           "predict", "Prediction", "calibrate_measured"]
+__all__ = ["WAKE_US", "pair_cpus", "fit_wake_us", "OpTimes", "static_times", "calibrated_times",
+           "available_cpus", "build_program", "predict", "Prediction", "Calibration",
+           "calibrated", "calibrate_measured"]
 
 
 @dataclass(frozen=True)
@@ -115,6 +116,47 @@ def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
         return None
     u = max(1.0, serial_cpu_s / serial_wall_s) if serial_cpu_s else 1.0
     return max(0.5, min(float(cpus), 2 * u * serial_wall_s / pair_s))
+
+
+def _handoff_program(pairs: int, task_us: float) -> Program:
+    """The hand-off probe (:mod:`irviz.measure.handoff`) as a program: ``pairs`` times
+    fork a task, run as long on the caller, wait."""
+    main: list = []
+    program: Program = {}
+    for i in range(pairs):
+        task = f"probe {i}"
+        program[task] = [Run(task_us)]
+        main += [Fork(task), Run(task_us), Wait(task)]
+    program[MAIN] = main
+    return program
+
+
+def fit_wake_us(probe: dict | None, inter: int, cpus: float) -> float | None:
+    """The per-start cost (:func:`~irviz.analyses.schedule.simulate`'s ``wake_us``) that
+    makes the simulated hand-off probe take as long as it was measured to, on ``cpus``
+    cores (the pair probe's: what two busy copies slow each other by is not counted
+    twice). None without a probe; 0 when the probe ran at least as fast as simulated."""
+    if not probe or inter < 1 or cpus <= 0:
+        return None
+    pairs, serial_s, forked_s = probe.get("pairs"), probe.get("serial_s"), probe.get("forked_s")
+    if not pairs or not serial_s or not forked_s or serial_s <= 0 or forked_s <= 0:
+        return None
+    task_us = serial_s * 1e6 / (2 * pairs)
+    program = _handoff_program(int(pairs), task_us)
+    target = forked_s * 1e6
+
+    def span(wake: float) -> float:
+        return simulate(program, inter, cpus, wake_us=wake).makespan_us
+
+    if span(0.0) >= target:
+        return 0.0
+    low, high = 0.0, task_us
+    if span(high) < target:   # slower than any wake-up explains: charge the most
+        return round(high, 1)
+    for _ in range(40):
+        mid = (low + high) / 2
+        low, high = (mid, high) if span(mid) < target else (low, mid)
+    return round((low + high) / 2, 1)
 
 
 def _serial(program: Program) -> Program:
@@ -245,11 +287,40 @@ def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
                       round(serial / forked, 3) if forked > 0 else 1.0, basis)
 
 
+@dataclass(frozen=True)
+class Calibration:
+    """What one setting's serial run measured (:mod:`irviz.measure`), for
+    :func:`calibrated`: wall and CPU seconds per call, the CPUs other jobs took, the pair
+    probe's wall seconds, the trivial wake-up probe (us) and the hand-off probe."""
+
+    serial_s: float
+    serial_cpu_s: float | None = None
+    other_load: float | None = None
+    pair_s: float | None = None
+    wake_us: float | None = None
+    handoff: dict | None = None
+
+
+def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
+               cal: Calibration) -> tuple[Prediction, float | None]:
+    """The calibrated prediction and the hand-off cost it charged (None: no hand-off
+    probe, the wake-up probe's was). Op times are scaled to the serial run; the forks get
+    the cores the pair probe found (else what other jobs left); every task start pays
+    the per-start cost fitted to the hand-off probe on those cores."""
+    times = calibrated_times(G, intra, cal.serial_s, cal.serial_cpu_s, cpus=cpus,
+                             other_load=cal.other_load)
+    have = pair_cpus(cpus, cal.serial_s, cal.serial_cpu_s, cal.pair_s)
+    cores = have if have else available_cpus(cpus, cal.other_load)
+    fitted = fit_wake_us(cal.handoff, inter, cores)
+    found = predict(G, intra, inter, cores, times=times, basis="calibrated",
+                    wake_us=cal.wake_us if fitted is None else fitted)
+    return found, fitted
+
+
 def calibrate_measured(G: nx.DiGraph, measured) -> None:
     """Write ``predicted_speedup`` (calibrated) and ``static_predicted_speedup`` on every
-    row of a :class:`irviz.measure.result.MeasureResult` that timed its serial baseline:
-    op times and cores from that row's serial wall and CPU time and the CPUs other jobs
-    took meanwhile, the schedule simulated for the row's thread setting."""
+    row of a :class:`irviz.measure.result.MeasureResult` that timed its serial baseline
+    (:func:`calibrated`), the schedule simulated for the row's thread setting."""
     for row in measured.settings:
         cpus = row.cpu_count or measured.cpu_count or 1
         intra, inter = row.intra_op, row.inter_op
@@ -259,12 +330,9 @@ def calibrate_measured(G: nx.DiGraph, measured) -> None:
             row.static_predicted_speedup = predict(G, intra, inter, cpus).speedup
             if row.serial is None or row.serial.median_s <= 0:
                 continue
-            times = calibrated_times(G, intra, row.serial.median_s, row.serial.cpu_median_s,
-                                     cpus=cpus, other_load=row.other_load)
-            have = pair_cpus(cpus, row.serial.median_s, row.serial.cpu_median_s, row.pair_s)
-            found = predict(G, intra, inter,
-                            have if have else available_cpus(cpus, row.other_load),
-                            times=times, basis="calibrated", wake_us=row.wake_us)
+            found, row.handoff_wake_us = calibrated(G, intra, inter, cpus, Calibration(
+                row.serial.median_s, row.serial.cpu_median_s, row.other_load, row.pair_s,
+                row.wake_us, row.handoff))
         except (ValueError, KeyError, RecursionError):
             continue
         row.predicted_speedup = found.speedup

@@ -34,6 +34,8 @@ import sys
 import time
 from typing import Any
 
+from .handoff import make_probe, probe_result
+
 #: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
 PHASE_PREFIX = "irviz-measure: phase="
 
@@ -143,6 +145,16 @@ def wake_us(calls: int = 60) -> float:
         a.append(t1 - t0)
         b.append(t2 - t1)
     return round(max(0.0, statistics.median(a) - statistics.median(b)) / 2 * 1e6, 1)
+
+
+def serial_call_s(fn: Any, inputs: tuple, calls: int = 3) -> float:
+    """The fastest of a few calls of ``fn``: what sizes the hand-off probe's tasks."""
+    best = math.inf
+    for _ in range(calls):
+        t0 = time.perf_counter()
+        fn(*inputs)
+        best = min(best, time.perf_counter() - t0)
+    return best
 
 
 def make_pair(fn: Any, inputs: tuple) -> Any | None:
@@ -303,11 +315,16 @@ def _time(payload: dict, out: dict) -> None:
                 for _, fn in variants:
                     fn(*inputs)
             timed = dict(variants)
+            probe = None
             if serial is not None:
                 _phase("pair")
                 pair = make_pair(serial, inputs)
                 if pair is not None:        # sampled in the same rounds as the model
                     timed["pair"] = pair
+                if out.get("baseline_info", {}).get("forks"):
+                    _phase("hand-off probe")
+                    fns, probe = make_probe(serial_call_s(serial, inputs))
+                    timed.update(fns)
             calls = sizing_calls(timed, inputs, float(payload.get("min_sample_s",
                                                                   MIN_SAMPLE_S)))
             out["calls_per_sample"] = calls
@@ -315,6 +332,8 @@ def _time(payload: dict, out: dict) -> None:
             wall, cpu, out["other_load"] = round_robin(timed, inputs, repeats, calls)
             if "pair" in wall:
                 out["pair_s"] = round(statistics.median(wall["pair"]), 6)
+            if probe is not None:
+                out["handoff"] = probe_result(probe, wall)
             _phase("wake-up probe")
             out["wake_us"] = wake_us()
         except Exception as exc:  # noqa: BLE001

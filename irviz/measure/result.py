@@ -100,7 +100,7 @@ class BaselineInfo:
 #: the fields a timing child reports for its setting (the rest the parent knows)
 _CHILD_ROW_FIELDS = ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
                      "outputs_match", "cpu_count", "load_avg", "other_load", "error",
-                     "wake_us", "pair_s", "calls_per_sample")
+                     "wake_us", "pair_s", "calls_per_sample", "handoff")
 
 
 @dataclass
@@ -151,6 +151,12 @@ class SettingResult:
     #: calls back to back in one timed sample (at least ``min_sample_s`` of the slowest
     #: variant; None: not timed)
     calls_per_sample: int | None = None
+    #: the hand-off probe, sampled in the same rounds (:mod:`irviz.measure.handoff`):
+    #: ``{"pairs", "steps", "serial_s", "forked_s"}``; None: not run
+    handoff: dict | None = None
+    #: the per-start cost fitted to the hand-off probe that the calibrated prediction
+    #: charged, microseconds (None: no probe; ``wake_us`` was charged)
+    handoff_wake_us: float | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -173,7 +179,8 @@ class SettingResult:
                "predicted_speedup": self.predicted_speedup,
                "static_predicted_speedup": self.static_predicted_speedup,
                "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us,
-               "pair_s": self.pair_s, "calls_per_sample": self.calls_per_sample}
+               "pair_s": self.pair_s, "calls_per_sample": self.calls_per_sample,
+               "handoff": self.handoff, "handoff_wake_us": self.handoff_wake_us}
         if self.notes:
             out["notes"] = list(self.notes)
         return out
