@@ -17,6 +17,7 @@ GOLDEN_CASES = [
     ("rnn_loop.py:WrapRNN", "trace"),
     ("fork_basics.py:example", "script"),
     ("fork_basics.py:example_loop", "script"),
+    ("fork_basics.py:example_loop", "trace"),   # 100 forks and waits, rolled up
     ("lstm_ensemble.py:LSTMEnsemble", "script"),
 ]
 

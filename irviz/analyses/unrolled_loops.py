@@ -7,16 +7,25 @@ module calls) and a layout that took minutes. Drawn in full, a reader sees a wal
 identical ops; what they want to see is "this ran 90 times".
 
 This analysis finds such runs in each container of a traced or exported graph: the
-sequence of its own drawn nodes, each keyed by its kind and source line, and maximal
-stretches where a period of that sequence repeats at least :data:`MIN_ITERATIONS` times.
-It writes ``G.graph["irviz.unrolled"]``, one record per run, in program order::
+sequence of its elements - its own drawn nodes, each keyed by its kind and source line, and
+its child containers, each ONE element keyed by its kind, what it calls, its call line and
+the keys of everything drawn inside (a forked task joins its ``prim::fork`` node's
+element) - and maximal stretches where a period of that sequence repeats at least
+:data:`MIN_ITERATIONS` times. So a loop that forks a task or calls a module per iteration
+is found too; iterations of nothing but calls are left to the picture's rolling of
+repeated calls (it names the modules, and keeps different types apart). It writes
+``G.graph["irviz.unrolled"]``, one record per run, in program order::
 
-    {"block": container, "iterations": [[first node, last node], ...], "lines": "ssd.py:433–446"}
+    {"block": container, "iterations": [[first node, last node], ...], "lines": "ssd.py:433–446",
+     "same_calls": True}
 
-(each iteration's first and last node in program order). The picture rolls the middle
-iterations into one node when the graph is over its budget, the way it rolls repeated
-module calls (:mod:`irviz.render.plan`). Scripted graphs keep their ``prim::Loop``: a
-repeated stretch there is written out by hand, not unrolled, and is left alone.
+(each iteration's first and last node in program order, at any depth; ``lines``: the
+source lines of one iteration, or its ops when the trace kept no line, as for
+``aten::wait``; ``same_calls``: every iteration calls the same module objects, or none).
+The picture rolls the middle iterations into one node when the graph is over its budget,
+the way it rolls repeated module calls, and long loops of small iterations always
+(:mod:`irviz.render.plan`). Scripted graphs keep their ``prim::Loop``: a repeated stretch
+there is written out by hand, not unrolled, and is left alone.
 """
 from __future__ import annotations
 
@@ -24,6 +33,8 @@ import bisect
 import os
 
 import networkx as nx
+
+from ..ir.model import CALL_KINDS
 
 UNROLLED = "irviz.unrolled"
 
@@ -84,19 +95,78 @@ def find_runs(keys: list[tuple]) -> list[tuple[int, int, int]]:
     return runs
 
 
-def _lines(G: nx.DiGraph, nodes: list[str]) -> str:
-    """``ssd.py:433–446``: the source lines one iteration spans (file names only)."""
+def _lines(G: nx.DiGraph, first: str, last: str, program: list[str],
+           order: dict[str, int]) -> str:
+    """``ssd.py:433–446``: the source lines one iteration spans (file names only); the
+    kinds of its ops when no node has a line (``aten::wait``: a trace keeps none)."""
     by_file: dict[str, list[int]] = {}
-    for node in nodes:
-        where = G.nodes[node].get("user_source")
+    kinds: list[str] = []
+    for node in program[order[first]:order[last] + 1]:
+        data = G.nodes[node]
+        if data.get("hidden"):
+            continue
+        where = data.get("user_source")
         if where:
             path, line, _ = where.rsplit(":", 2)
             by_file.setdefault(os.path.basename(path), []).append(int(line))
+        elif data["kind"] not in kinds:
+            kinds.append(data["kind"])
     parts = []
     for name, lines in by_file.items():
         lo, hi = min(lines), max(lines)
         parts.append(f"{name}:{lo}" if lo == hi else f"{name}:{lo}–{hi}")
-    return ", ".join(parts)
+    return ", ".join(parts) or ", ".join(kinds[:3])
+
+
+def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[list]]:
+    """Container -> its elements in program order, each ``[key, first node, last node,
+    tag, owned, call]``: an own drawn node (``tag`` the node; ``owned``: the containers it
+    owns, a fork's task, whose nodes extend it) or a child container (``tag`` the
+    container, ``call`` True), keyed by what is drawn inside it at any depth."""
+    blocks = G.graph["blocks"]
+    elements: dict[str, list[list]] = {}
+    inside: dict[str, list[tuple]] = {}   # container -> the keys drawn in it, any depth
+    for node in program:
+        data = G.nodes[node]
+        if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
+            continue
+        key = _key(data)
+        child = data["block"]
+        elements.setdefault(child, []).append([key, node, node, node, [], False])
+        inside.setdefault(child, []).append(key)
+        parent = blocks[child]["parent"]
+        while parent is not None:
+            inside.setdefault(parent, []).append(key)
+            seq = elements.setdefault(parent, [])
+            owner = blocks[child].get("owner")
+            last = seq[-1] if seq else None
+            if last is not None and last[3] == child:
+                last[2] = node
+            elif last is not None and owner is not None and last[3] == owner:
+                last[2] = node
+                if child not in last[4]:
+                    last[4].append(child)
+            else:
+                seq.append([None, node, node, child, [], True])
+            child, parent = parent, blocks[parent]["parent"]
+    content: dict[tuple, int] = {}   # the keys drawn in a container, as a small number
+
+    def signature(cid: str) -> tuple:
+        info = blocks[cid]
+        where = info.get("user_source")
+        # a trace names a module's second call of forward "forward1", its third "forward2"
+        method = (info.get("method") or "").rstrip("0123456789")
+        return (info["kind"], info.get("qualified_type") or info["label"], method,
+                where and where.rsplit(":", 1)[0],
+                content.setdefault(tuple(inside.get(cid, ())), len(content)))
+
+    for seq in elements.values():
+        for element in seq:
+            if element[5]:
+                element[0] = signature(element[3])
+            elif element[4]:
+                element[0] = (element[0], *(signature(c) for c in element[4]))
+    return elements
 
 
 def annotate_unrolled_loops(G: nx.DiGraph) -> None:
@@ -105,27 +175,21 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     G.graph[UNROLLED] = runs
     if G.graph.get("mode") not in ("trace", "export"):
         return
+    blocks = G.graph["blocks"]
     program = list(G)
     order = {n: i for i, n in enumerate(program)}
-    own: dict[str, list[str]] = {}
-    for node, data in G.nodes(data=True):
-        if not data.get("hidden") and data["kind"] not in ("prim::Param", "prim::Return"):
-            own.setdefault(data["block"], []).append(node)
-    for block, nodes in own.items():
-        # only stretches no other container interrupts: an iteration that calls a module
-        # is a run of repeated calls, which the picture rolls on its own
-        segments: list[list[str]] = [[]]
-        for a, b in zip(nodes, nodes[1:] + [None]):
-            segments[-1].append(a)
-            if b is not None and any(G.nodes[m]["block"] != block
-                                     and not G.nodes[m].get("hidden")
-                                     for m in program[order[a] + 1:order[b]]):
-                segments.append([])
-        for seg in segments:
-            keys = [_key(G.nodes[n]) for n in seg]
-            for start, period, repeats in find_runs(keys):
-                iterations = [[seg[start + r * period], seg[start + (r + 1) * period - 1]]
-                              for r in range(repeats)]
-                runs.append({"block": block, "iterations": iterations,
-                             "lines": _lines(G, seg[start:start + period])})
+    for block, seq in _elements(G, program).items():
+        for start, period, repeats in find_runs([element[0] for element in seq]):
+            body = seq[start:start + period]
+            if all(element[5] for element in body):
+                continue   # calls only: a run of calls, the picture rolls those itself
+            iterations = [[seq[start + r * period][1], seq[start + (r + 1) * period - 1][2]]
+                          for r in range(repeats)]
+            calls = [[blocks[e[3]].get("module") or e[3]
+                      for e in seq[start + r * period:start + (r + 1) * period]
+                      if e[5] and blocks[e[3]]["kind"] in CALL_KINDS]
+                     for r in range(repeats)]
+            runs.append({"block": block, "iterations": iterations,
+                         "lines": _lines(G, *iterations[0], program, order),
+                         "same_calls": all(c == calls[0] for c in calls)})
     runs.sort(key=lambda run: order[run["iterations"][0][0]])

@@ -27,13 +27,26 @@ from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
 from ..perf import gc_paused
 
-__all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "Layout", "MIN_ROLL_RUN",
-           "RenderOptions", "call_name", "call_type", "is_library_call", "nodes_by_call",
-           "plan_view", "predicted_layout_seconds"]
+__all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "LONG_LOOP",
+           "LONG_LOOP_BODY", "Layout", "MIN_ROLL_RUN", "RenderOptions", "call_name",
+           "call_type", "is_library_call", "nodes_by_call", "plan_view",
+           "predicted_layout_seconds"]
 
 #: fewest consecutive identical sibling module calls rolled into one node when the budget
 #: demands it (the first and the last call stay drawn, the ones between become the node)
 MIN_ROLL_RUN = 4
+
+#: an unrolled loop of at least this many iterations is rolled up even within the budget
+#: (the first and the last iteration drawn): drawn out, ten or more copies of the same few
+#: ops are a wall - fork_basics' 100 forks drew 100 task clusters and a fan of 100 edges
+#: to 100 waits - that says nothing the first and the last copy do not, while 3-9 copies
+#: still read as "this ran a few times" at a glance and are rolled only over the budget
+LONG_LOOP = 10
+#: ... when an iteration draws at most this many nodes and calls the same modules every
+#: time (or none): a bigger iteration, or one calling another module each time (BERT's 12
+#: encoder layers are a Python loop over a ModuleList), is structure a reader expects to
+#: see, and stays drawn within the budget
+LONG_LOOP_BODY = 5
 
 #: drawn nodes an edge may skip before its source is drawn again as a ghost beside the
 #: consumer (when the source feeds more than one node)
@@ -245,6 +258,7 @@ class _Planner:
         self._pos = {n: i for i, n in enumerate(self._order)}
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
+        self._loops_found: list[dict] | None = None
         self._folded = lambda data: is_folded(data, options.show_checks)
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
@@ -430,19 +444,25 @@ class _Planner:
         alone wins when it keeps more -
         10 stages of 100 blocks at a budget of 5,000 draw 1,000 block boxes rather than
         every stage's blocks rolled. Nothing is rolled when the picture fits as it is, nor
-        under an explicit --depth; the focused call and its ancestors are never rolled.
+        under an explicit --depth, but long loops of small iterations
+        (:meth:`_roll_long_loops`), whatever the budget (not without one: --max-nodes 0);
+        the focused call and its ancestors are never rolled.
         When nothing fits, the shallowest level with every run rolled is drawn, and the
         note says so.
         """
         focus = self._focus_set()
         collapsed = self._collapsed_containers(self.opt.depth, focus)
         budget = self.opt.max_nodes
-        if not budget or self.opt.depth is not None:
+        if not budget:
             return collapsed, {}, {}, {}
-        drawn = self._drawn_count(collapsed)
-        first = self._layout_of(collapsed, {}) if drawn <= budget else None
-        if first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget:
-            return collapsed, {}, {}, {}
+        rolled, loops = self._roll_long_loops(collapsed)
+        drawn = self._drawn_count(collapsed, rolled)
+        first = self._layout_of(collapsed, rolled) if drawn <= budget else None
+        if self.opt.depth is not None or (
+                first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget):
+            if loops:
+                self.notes.append(self._long_loops_note(loops))
+            return collapsed, rolled, {}, loops
         over_layout = [first] if first is not None else []  # fit the node budget only
 
         def fits(candidate: dict[str, str], rolled: dict[str, str], count: int) -> bool:
@@ -463,12 +483,14 @@ class _Planner:
             if candidate is None:
                 candidate = self._collapsed_containers(depth, focus)
             rank = (not any(cid in candidate for cid in focused),)
-            count = self._drawn_count(candidate)
-            if fits(candidate, {}, count):  # depth alone fits; shallower levels draw less
+            long_rolled, long_loops = self._roll_long_loops(candidate)
+            count = self._drawn_count(candidate, long_rolled)
+            if fits(candidate, long_rolled, count):  # depth alone fits: the rest draw less
                 if best is None or rank + (count,) > best[0]:
-                    best = (rank + (count,), count, depth, candidate, {}, {})
+                    best = (rank + (count,), count, depth, candidate, long_rolled, long_loops)
                 break
-            rolled, rolls, rolled_count = self._roll_up(candidate, count, fits)
+            rolled, rolls, rolled_count = self._roll_up(candidate, count, fits, long_rolled,
+                                                        dict(long_loops))
             if (fits(candidate, rolled, rolled_count)
                     and (best is None or rank + (rolled_count,) > best[0])):
                 best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
@@ -515,13 +537,7 @@ class _Planner:
                        f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
                        + (f"; {more} more" if more else "") + ")")
         if loops:
-            said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of "
-                    f"{len(loop['iterations'])} iterations" for loop in loops[:2]]
-            more = len(loops) - len(said)
-            n = len(loops)
-            did.append(f"the middle iterations of {n} loop{'s' if n != 1 else ''} the trace "
-                       "unrolled are rolled up (" + "; ".join(said)
-                       + (f"; {more} more" if more else "") + ")")
+            did.append(self._loops_said(loops))
         if not did:
             return (f"{over_what}, but the model has no module calls to collapse: drawing "
                     "all of them")
@@ -530,6 +546,29 @@ class _Planner:
         return (f"{over_what}: " + ", and ".join(did)
                 + f" ({count} nodes{over}; --depth or --max-nodes to change, "
                   "--focus MODULE to open one)")
+
+    @staticmethod
+    def _loops_said(loops: list[dict]) -> str:
+        """What the note says of rolled unrolled loops: where, how many iterations."""
+        said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of "
+                f"{len(loop['iterations'])} iterations" for loop in loops[:2]]
+        more = len(loops) - len(said)
+        n = len(loops)
+        return (f"the middle iterations of {n} loop{'s' if n != 1 else ''} the trace "
+                "unrolled are rolled up (" + "; ".join(said)
+                + (f"; {more} more" if more else "") + ")")
+
+    @staticmethod
+    def _long_loops_note(loops: dict[str, dict]) -> str:
+        """The note of long loops rolled within the budget (:meth:`_roll_long_loops`),
+        short enough for the title (140 characters of a note are shown)."""
+        said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of {len(loop['iterations'])}"
+                for loop in list(loops.values())[:2]]
+        more = len(loops) - len(said)
+        n = len(loops)
+        return (f"the trace unrolled {n} loop{'s' if n != 1 else ''}: the middle iterations "
+                "are rolled up (" + "; ".join(said) + (f"; {more} more" if more else "")
+                + "; --max-nodes 0 draws all)")
 
     # -- the layout budget -------------------------------------------------------
     def _layout(self, rep: Mapping[str, str | None], final: bool = False) -> Layout:
@@ -653,8 +692,63 @@ class _Planner:
         self._runs_found = runs
         return runs
 
-    def _roll_up(self, collapsed: dict[str, str], count: int,
-                 fits) -> tuple[dict[str, str], dict[str, list[str] | dict], int]:
+    def _loops(self) -> list[dict]:
+        """The unrolled loops (:mod:`~irviz.analyses.unrolled_loops`) but those a run of
+        repeated calls covers in the same container (an iteration of one call and some
+        ops between: the run rolls it, naming the modules); computed once."""
+        if self._loops_found is None:
+            inside, pos = self._call_nodes(), self._pos
+            spans: dict[str, list[tuple[int, int]]] = {}
+            for run in self._runs():
+                spans.setdefault(self.blocks[run[0]]["parent"], []).append(
+                    (pos[inside[run[0]][0]], pos[inside[run[-1]][-1]]))
+            self._loops_found = [
+                loop for loop in unrolled_runs(self.G)
+                if not any(lo <= pos[loop["iterations"][-1][1]]
+                           and pos[loop["iterations"][0][0]] <= hi
+                           for lo, hi in spans.get(loop["block"], ()))]
+        return self._loops_found
+
+    def _roll_long_loops(self, collapsed: dict[str, str]
+                         ) -> tuple[dict[str, str], dict[str, dict]]:
+        """Roll up the middle iterations of every long unrolled loop of small iterations
+        in an open container (:data:`LONG_LOOP`, :data:`LONG_LOOP_BODY`), budget or not
+        (a run of calls in the same stretch is then not rolled: its calls are inside).
+        A loop around the focused call is not rolled. Returns IR node -> roll node and
+        roll node -> the loop's record."""
+        rolled: dict[str, str] = {}
+        loops: dict[str, dict] = {}
+        inside = self._call_nodes()
+        focused = [self._pos[inside[cid][0]] for cid in self._focused_calls() if inside.get(cid)]
+        for loop in unrolled_runs(self.G):   # before any run of calls it overlaps
+            iterations, parent = loop["iterations"], loop["block"]
+            if (len(iterations) < LONG_LOOP or parent in collapsed
+                    or not loop.get("same_calls", True) or iterations[1][0] in rolled
+                    or any(self._pos[iterations[1][0]] <= at <= self._pos[iterations[-2][1]]
+                           for at in focused)):
+                continue
+            first, last = self._pos[iterations[0][0]], self._pos[iterations[0][1]]
+            body = set()
+            for node in self._order[first:last + 1]:
+                box = collapsed.get(self._block_of[node])
+                if box is not None:
+                    body.add(box)
+                elif node not in self._folded_nodes:
+                    body.add(node)
+            if len(body) > LONG_LOOP_BODY:
+                continue
+            start, end = iterations[1][0], iterations[-2][1]
+            rid = f"roll:{start}"
+            for node in self._order[self._pos[start]:self._pos[end] + 1]:
+                if self._block_of[node] != parent or node not in self._folded_nodes:
+                    rolled[node] = rid
+            loops[rid] = loop
+        return rolled, loops
+
+    def _roll_up(self, collapsed: dict[str, str], count: int, fits,
+                 rolled: dict[str, str] | None = None,
+                 rolls: dict[str, list[str] | dict] | None = None
+                 ) -> tuple[dict[str, str], dict[str, list[str] | dict], int]:
         """Roll up runs whose container is drawn open - runs of repeated calls
         (:meth:`_runs`) and loops a trace unrolled (:mod:`~irviz.analyses.unrolled_loops`)
         - longest first, runs of the same length together (ten stages of 100 blocks look
@@ -662,6 +756,8 @@ class _Planner:
         first and the last call (iteration) stay as they are; every node of the calls
         (iterations) between, and of the parent between them, is represented by the node
         ``roll:<first rolled cid>`` (``roll:<first node of the first rolled iteration>``).
+
+        ``rolled`` and ``rolls``: what is rolled already (long loops), kept.
 
         Returns IR node -> roll node, roll node -> the run's calls (or the loop's record),
         and the drawn count.
@@ -674,12 +770,12 @@ class _Planner:
         candidates += [(len(loop["iterations"]), loop["iterations"][1][0],
                         loop["iterations"][-2][1], loop["block"],
                         f"roll:{loop['iterations'][1][0]}", loop)
-                       for loop in unrolled_runs(self.G) if loop["block"] not in collapsed]
+                       for loop in self._loops() if loop["block"] not in collapsed]
         # program order, then longest first (stable: program order among equal lengths)
         candidates.sort(key=lambda c: self._pos[c[1]])
         candidates.sort(key=lambda c: -c[0])
-        rolled: dict[str, str] = {}
-        rolls: dict[str, list[str] | dict] = {}
+        rolled = dict(rolled or {})
+        rolls = dict(rolls or {})
         i = 0
         while i < len(candidates) and not fits(collapsed, rolled, count):
             length = candidates[i][0]
@@ -736,6 +832,7 @@ class _Planner:
         for node, block in self.G.nodes(data="block"):
             own[block].append(node)
         middles = {c for calls in rolls.values() for c in calls[1:-1]}
+        inside = self._call_nodes() if loops else {}
         placed: set[str] = set()    # the loop roll nodes drawn so far
         contents: dict[str, tuple[Drawn, ...]] = {}
         boxes: list[str] = []
@@ -768,6 +865,9 @@ class _Planner:
                     if f"roll:{child}" in rolls:
                         drawn.append(Drawn("roll", f"roll:{child}"))
                     continue
+                nodes = inside.get(child) or own[child]
+                if nodes and rep[nodes[0]] in loops:
+                    continue  # in the middle iterations of a rolled loop: in its roll node
                 if self.blocks[child].get(CHECK) and not self.opt.show_checks:
                     continue  # a call that only validates: folded into its checks' badge
                 if collapsed.get(child) == child:
