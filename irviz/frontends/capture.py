@@ -14,7 +14,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import inspect
+import os
 import re
+import sys
 import traceback
 import warnings
 from dataclasses import dataclass, field
@@ -147,9 +149,34 @@ class Capture:
 
 
 def _is_torch_frame(filename: str) -> bool:
-    return is_torch_file(filename) or "<frozen" in filename
+    return _origin(filename) == "torch"
 
 
+@functools.lru_cache(maxsize=4096)
+def _origin_of_absolute(filename: str) -> str:
+    if is_torch_file(filename) or "<frozen" in filename:
+        return "torch"
+    if is_stdlib_file(filename):
+        return "stdlib"
+    return "irviz" if is_inside(filename, IRVIZ_DIR) else "model"
+
+
+def _origin(filename: str) -> str:
+    """Whose file a frame runs: ``"torch"``, ``"stdlib"``, ``"irviz"`` or ``"model"``.
+    Cached by absolute file name: a trace can raise a warning per op (146 on the traced
+    LSTM ensemble), each walking a stack of ~40 frames."""
+    if not os.path.isabs(filename):
+        return _origin_of_absolute.__wrapped__(filename)
+    return _origin_of_absolute(filename)
+
+
+def _stack(skip: int = 1) -> list[traceback.FrameSummary]:
+    """The running stack, outermost first, like ``traceback.extract_stack`` but without
+    reading each frame's source line (nothing here shows it)."""
+    frames = [(f.f_code.co_filename, lineno, f.f_code.co_name)
+              for f, lineno in traceback.walk_stack(sys._getframe(skip + 1))]
+    frames.reverse()
+    return [traceback.FrameSummary(fn, ln, name, lookup_line=False) for fn, ln, name in frames]
 
 
 def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = None):
@@ -164,9 +191,10 @@ def _user_frame(stack: list[traceback.FrameSummary], user_file: Path | None = No
             if frame.filename == wanted:
                 return frame
     for frame in reversed(stack):  # innermost first
-        if _is_torch_frame(frame.filename) or is_stdlib_file(frame.filename):
+        origin = _origin(frame.filename)
+        if origin in ("torch", "stdlib"):
             continue  # torch's, or the standard library's (warnings, ast) on torch's behalf
-        if is_inside(frame.filename, IRVIZ_DIR):
+        if origin == "irviz":
             return None  # out of the model's code: torch was called by irviz itself
         return frame
     return None
@@ -222,10 +250,10 @@ def recording_warnings(forward: tuple[str, int] | None = None, user_file: Path |
                 or "torch.jit" in str(message)):
             return
         text = str(message)
-        in_user = not _is_torch_frame(filename) and not is_inside(filename, IRVIZ_DIR) \
-            and not is_stdlib_file(filename)
-        origin = f"{torch_relative(filename)}:{lineno}" if _is_torch_frame(filename) else None
-        stack = traceback.extract_stack()[:-1]
+        whose = _origin(filename)
+        in_user = whose == "model"
+        origin = f"{torch_relative(filename)}:{lineno}" if whose == "torch" else None
+        stack = _stack()
         if not in_user:
             frame = _user_frame(stack)
             if frame is not None and frame.lineno is not None:
