@@ -92,6 +92,17 @@ def test_waking_a_pool_thread_takes_time_but_no_core():
         pytest.approx(20 + 200 + 20 + 20)
 
 
+def test_a_thread_that_just_ended_its_work_takes_the_next_frame_without_waking():
+    # two tasks and one pool thread: a is woken (10 us); b queued behind a starts the
+    # instant a ends, and so does the caller's continuation queued when b ends
+    program = {MAIN: [Fork("a"), Fork("b"), Wait("a"), Wait("b")],
+               "a": [Run(100)], "b": [Run(100)]}
+    cold = simulate(program, interop=1, cpus=2, wake_us=10).makespan_us
+    warm = simulate(program, interop=1, cpus=2, wake_us=10, warm_us=0).makespan_us
+    assert warm == pytest.approx(10 + 100 + 100 + 10)   # wake a, a, b, return to caller
+    assert cold == pytest.approx(warm + 10 + 10)         # b and the continuation woken too
+
+
 def test_a_wait_on_a_task_never_forked_is_an_error():
     with pytest.raises(ValueError, match="cannot finish"):
         simulate({MAIN: [Run(10), Wait("x")], "x": [Run(1)]}, 1, 2)
@@ -192,7 +203,7 @@ def test_the_hand_off_cost_is_fitted_back_from_a_simulated_probe():
 
     program = _handoff_program(4, 2_500.0)
     for inter, cpus in ((2, 2.0), (4, 1.7)):
-        took = simulate(program, inter, cpus, wake_us=400.0).makespan_us
+        took = simulate(program, inter, cpus, wake_us=400.0, warm_us=0.0).makespan_us
         probe = {"pairs": 4, "serial_s": 0.020, "forked_s": took / 1e6}
         assert fit_wake_us(probe, inter, cpus) == pytest.approx(400.0, abs=1.0)
     ideal = simulate(program, 2, 2.0).makespan_us

@@ -146,7 +146,7 @@ def fit_wake_us(probe: dict | None, inter: int, cpus: float) -> float | None:
     target = forked_s * 1e6
 
     def span(wake: float) -> float:
-        return simulate(program, inter, cpus, wake_us=wake).makespan_us
+        return simulate(program, inter, cpus, wake_us=wake, warm_us=0.0).makespan_us
 
     if span(0.0) >= target:
         return 0.0
@@ -275,14 +275,16 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
 
 def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
             times: OpTimes | None = None, basis: str = "static",
-            wake_us: float | None = None) -> Prediction:
+            wake_us: float | None = None, warm_us: float | None = None) -> Prediction:
     """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores (the
-    serial program alone on the caller, on the same cores)."""
+    serial program alone on the caller, on the same cores); ``wake_us``/``warm_us`` as
+    :func:`~irviz.analyses.schedule.simulate` takes them."""
     times = times or static_times(G, intra)
     program = build_program(G, times)
     serial = simulate(_serial(program), 1, cpus).makespan_us
     forked = simulate(program, max(inter, 1), cpus,
-                      wake_us=WAKE_US if wake_us is None else wake_us).makespan_us
+                      wake_us=WAKE_US if wake_us is None else wake_us,
+                      warm_us=warm_us).makespan_us
     return Prediction(intra, inter, cpus, round(serial, 3), round(forked, 3),
                       round(serial / forked, 3) if forked > 0 else 1.0, basis)
 
@@ -305,15 +307,20 @@ def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
                cal: Calibration) -> tuple[Prediction, float | None]:
     """The calibrated prediction and the hand-off cost it charged (None: no hand-off
     probe, the wake-up probe's was). Op times are scaled to the serial run; the forks get
-    the cores the pair probe found (else what other jobs left); every task start pays
-    the per-start cost fitted to the hand-off probe on those cores."""
+    the cores the pair probe found (else what other jobs left); every start on a sleeping
+    pool thread pays the cost fitted to the hand-off probe on those cores (without one,
+    every start pays the trivial wake-up probe's)."""
     times = calibrated_times(G, intra, cal.serial_s, cal.serial_cpu_s, cpus=cpus,
                              other_load=cal.other_load)
     have = pair_cpus(cpus, cal.serial_s, cal.serial_cpu_s, cal.pair_s)
     cores = have if have else available_cpus(cpus, cal.other_load)
     fitted = fit_wake_us(cal.handoff, inter, cores)
-    found = predict(G, intra, inter, cores, times=times, basis="calibrated",
-                    wake_us=cal.wake_us if fitted is None else fitted)
+    if fitted is None:   # the trivial wake-up probe, charged at every start
+        found = predict(G, intra, inter, cores, times=times, basis="calibrated",
+                        wake_us=cal.wake_us)
+    else:                # as the probe was fitted: a thread that never slept starts at once
+        found = predict(G, intra, inter, cores, times=times, basis="calibrated",
+                        wake_us=fitted, warm_us=0.0)
     return found, fitted
 
 

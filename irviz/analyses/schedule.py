@@ -109,14 +109,21 @@ RACE = 0.05
 
 
 def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
-             race: float = RACE, wake_us: float = 0.0,
+             race: float = RACE, wake_us: float = 0.0, warm_us: float | None = None,
              max_events: int = 1_000_000) -> Schedule:
     """Run ``program`` on a caller thread plus ``interop`` pool threads over ``cpus`` cores.
 
-    ``wake_us``: how long a pool thread takes to start a queued frame (a task or a
-    continuation), and the blocked caller to return once its frame has ended on the pool
-    - no core is busy meanwhile (a sleeping thread woken through the scheduler).
+    ``wake_us``: how long a sleeping pool thread takes to start a queued frame (a task or
+    a continuation), and the blocked caller to return once its frame has ended on the
+    pool - no core is busy meanwhile (a thread woken through the scheduler).
+    ``warm_us``: the same for a pool thread that ended its work at the instant it takes
+    the frame (the continuation of a wait on its task, or a task queued behind the one it
+    ran): c10's pool loop finds the frame queued without sleeping. None: ``wake_us`` (the
+    static model, and the calibration from the trivial wake-up probe, which charge every
+    start alike); the calibration fitted to the hand-off probe charges 0.
     """
+    if warm_us is None:
+        warm_us = wake_us
     if interop < 1 or cpus <= 0:
         raise ValueError("interop must be >= 1 and cpus > 0")
     now = 0.0
@@ -131,10 +138,12 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
     result = Schedule(0.0)
     seg_start: dict[int, float] = {}
     main_moved = [False]                       # the entry frame went on on the pool
+    idle_since: dict[str, float] = {}          # pool thread -> when it last went idle
 
     def release(thread: str) -> None:
         if thread != "caller":
             idle.append(thread)
+            idle_since[thread] = now
 
     def advance(frame: _Frame) -> None:
         """Step ``frame`` through instant steps until it runs, suspends or ends."""
@@ -187,9 +196,10 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
     for _ in range(max_events):
         while queue and idle:               # idle pool threads take queued work, FIFO
             frame = queue.popleft()
-            frame.thread = idle.pop()
-            began.setdefault(frame.task, now + wake_us)
-            frame.waking = wake_us > 0
+            frame.thread = idle.pop()           # the thread idle the shortest time
+            wake = warm_us if idle_since.get(frame.thread) == now else wake_us
+            began.setdefault(frame.task, now + wake)
+            frame.waking = wake > 0
             advance(frame)
         if main in done:
             break

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 import os
+from dataclasses import dataclass, field
 
 import networkx as nx
 
@@ -118,13 +119,25 @@ def _lines(G: nx.DiGraph, first: str, last: str, program: list[str],
     return ", ".join(parts) or ", ".join(kinds[:3])
 
 
-def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[list]]:
-    """Container -> its elements in program order, each ``[key, first node, last node,
-    tag, owned, call]``: an own drawn node (``tag`` the node; ``owned``: the containers it
-    owns, a fork's task, whose nodes extend it) or a child container (``tag`` the
-    container, ``call`` True), keyed by what is drawn inside it at any depth."""
+@dataclass
+class _Element:
+    """One element of a container's sequence: an own drawn node (``tag`` the node;
+    ``owned``: the containers it owns, a fork's task, whose nodes extend it) or a child
+    container (``tag`` the container, ``is_child`` True), keyed by what is drawn inside
+    it at any depth; ``first``/``last``: its first and last node in program order."""
+
+    key: tuple | None
+    first: str
+    last: str
+    tag: str
+    owned: list[str] = field(default_factory=list)
+    is_child: bool = False
+
+
+def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[_Element]]:
+    """Container -> its elements (:class:`_Element`) in program order."""
     blocks = G.graph["blocks"]
-    elements: dict[str, list[list]] = {}
+    elements: dict[str, list[_Element]] = {}
     inside: dict[str, list[tuple]] = {}   # container -> the keys drawn in it, any depth
     for node in program:
         data = G.nodes[node]
@@ -132,7 +145,7 @@ def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[list]]:
             continue
         key = _key(data)
         child = data["block"]
-        elements.setdefault(child, []).append([key, node, node, node, [], False])
+        elements.setdefault(child, []).append(_Element(key, node, node, node))
         inside.setdefault(child, []).append(key)
         parent = blocks[child]["parent"]
         while parent is not None:
@@ -140,14 +153,14 @@ def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[list]]:
             seq = elements.setdefault(parent, [])
             owner = blocks[child].get("owner")
             last = seq[-1] if seq else None
-            if last is not None and last[3] == child:
-                last[2] = node
-            elif last is not None and owner is not None and last[3] == owner:
-                last[2] = node
-                if child not in last[4]:
-                    last[4].append(child)
+            if last is not None and last.tag == child:
+                last.last = node
+            elif last is not None and owner is not None and last.tag == owner:
+                last.last = node
+                if child not in last.owned:
+                    last.owned.append(child)
             else:
-                seq.append([None, node, node, child, [], True])
+                seq.append(_Element(None, node, node, child, is_child=True))
             child, parent = parent, blocks[parent]["parent"]
     content: dict[tuple, int] = {}   # the keys drawn in a container, as a small number
 
@@ -162,10 +175,10 @@ def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[list]]:
 
     for seq in elements.values():
         for element in seq:
-            if element[5]:
-                element[0] = signature(element[3])
-            elif element[4]:
-                element[0] = (element[0], *(signature(c) for c in element[4]))
+            if element.is_child:
+                element.key = signature(element.tag)
+            elif element.owned:
+                element.key = (element.key, *(signature(c) for c in element.owned))
     return elements
 
 
@@ -179,15 +192,15 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     program = list(G)
     order = {n: i for i, n in enumerate(program)}
     for block, seq in _elements(G, program).items():
-        for start, period, repeats in find_runs([element[0] for element in seq]):
+        for start, period, repeats in find_runs([element.key for element in seq]):
             body = seq[start:start + period]
-            if all(element[5] for element in body):
+            if all(element.is_child for element in body):
                 continue   # calls only: a run of calls, the picture rolls those itself
-            iterations = [[seq[start + r * period][1], seq[start + (r + 1) * period - 1][2]]
-                          for r in range(repeats)]
-            calls = [[blocks[e[3]].get("module") or e[3]
+            iterations = [[seq[start + r * period].first,
+                           seq[start + (r + 1) * period - 1].last] for r in range(repeats)]
+            calls = [[blocks[e.tag].get("module") or e.tag
                       for e in seq[start + r * period:start + (r + 1) * period]
-                      if e[5] and blocks[e[3]]["kind"] in CALL_KINDS]
+                      if e.is_child and blocks[e.tag]["kind"] in CALL_KINDS]
                      for r in range(repeats)]
             runs.append({"block": block, "iterations": iterations,
                          "lines": _lines(G, *iterations[0], program, order),

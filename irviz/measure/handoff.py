@@ -71,7 +71,7 @@ def make_probe(serial_call_s: float) -> tuple[dict[str, Any], dict | None]:
     for _ in range(3):                     # the profiling executor settles
         forked(x, 8, 2)
         serial(x, 8, 2)
-    per_step = min(_timed(lambda: work(x, 64)) for _ in range(5)) / 64
+    per_step = statistics.median(_timed(lambda: work(x, 64)) for _ in range(7)) / 64
     task_s = serial_call_s / (2 * PAIRS)
     steps = max(1, round(task_s / per_step)) if per_step > 0 else 1
     fns = {"handoff_serial": lambda *_: serial(x, steps, PAIRS),
