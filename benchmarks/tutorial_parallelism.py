@@ -404,7 +404,9 @@ def main(argv: list[str] | None = None) -> int:
         f"C = {', '.join(map(str, channels))}, scripted, same weights, `torch.no_grad()`",
         f"- per C, setting and pass: one child process; {args.warmup} warm-up round(s), then "
         f"{args.repeats} round-robin rounds of SerialLSTMEnsemble, BiForkLSTMEnsemble, "
-        "LSTMEnsemble and the pair probe (two SerialLSTMEnsembles side by side), each sample "
+        "LSTMEnsemble, the pair probe (two SerialLSTMEnsembles side by side)"
+        + (" and the hand-off probe (`irviz/measure/handoff.py`)"
+           if any(r.get("handoff") for r in ok) else "") + ", each sample "
         + (f"{min(r['calls_per_sample'] for r in ok)}–{max(r['calls_per_sample'] for r in ok)}"
            f" calls back to back (at least "
            f"{args.min_sample} s of the slowest); "
@@ -414,8 +416,10 @@ def main(argv: list[str] | None = None) -> int:
         "- static = `irviz.analyses.prediction.predict` (op costs from shapes, intra-op threads "
         "from op sizes against the grain size, the schedule simulated); calibrated = the same "
         "simulation with op times scaled to SerialLSTMEnsemble's wall time and CPU/wall, on "
-        "the cores two copies of it got side by side (a traced fork/run/wait pair), with the "
-        "pool wake-up time probed, all measured in the same C and setting **in another "
+        "the cores two copies of it got side by side (a traced fork/run/wait pair), each "
+        "start on a sleeping pool thread charged what the hand-off probe fits (the trivial "
+        "wake-up probe where a row has no hand-off probe), all measured in the same C and "
+        "setting **in another "
         "pass** (another child process, the one whose other-jobs load was closest); held = "
         "|predicted − measured| / measured within 30% (static) or 15% (calibrated), per "
         "pass; a run is calm when other jobs kept fewer than 0.3 CPUs busy",
