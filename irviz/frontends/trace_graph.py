@@ -165,10 +165,12 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
         torch.jit.fork = fork
     nodes = list(graph.nodes())
     for i, node in enumerate(nodes):
-        if node.kind() in _SCRIPTED_KINDS:
-            raise Unsupported(node.kind())
-        if any(True for _ in node.blocks()):
-            raise Unsupported(f"{node.kind()} with blocks")
+        kind = node.kind()
+        if kind in _SCRIPTED_KINDS:
+            raise Unsupported(kind)
+        # only prim:: nodes hold blocks (an aten op never does): skip the iterator there
+        if kind.startswith("prim::") and any(True for _ in node.blocks()):
+            raise Unsupported(f"{kind} with blocks")
         if node.hasAttribute(_ANCHOR):
             for index in node.s(_ANCHOR).split(","):
                 names.calls[int(index)].anchor = ("node", i)
