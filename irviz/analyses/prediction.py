@@ -13,7 +13,9 @@ times and cores come from:
   setting (:mod:`irviz.measure`) gives its wall time and CPU time; the static op times
   are scaled so the serial program takes the measured wall time, and the ops that can
   use several threads get the cores that make the serial run's CPU per wall second
-  come out as measured.
+  come out as measured; the forks run on the cores the pair probe found, and a start on
+  a sleeping pool thread costs what the hand-off probe (:mod:`irviz.measure.handoff`)
+  says (:func:`fit_wake_us`).
 
 Speed-up = the serial program's time (every op on the caller, alone) / the simulated
 forked time, in the same setting.
