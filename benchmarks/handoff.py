@@ -18,30 +18,7 @@ import time
 
 import torch
 
-
-@torch.jit.script
-def work(x: torch.Tensor, n: int) -> torch.Tensor:
-    for _ in range(n):
-        x = torch.tanh(x * 1.0001)
-    return x
-
-
-@torch.jit.script
-def forked(x: torch.Tensor, n: int, k: int) -> torch.Tensor:
-    acc = x
-    for _ in range(k):
-        fut = torch.jit.fork(work, x, n)
-        mine = work(x, n)
-        acc = acc + torch.jit.wait(fut) + mine
-    return acc
-
-
-@torch.jit.script
-def serial(x: torch.Tensor, n: int, k: int) -> torch.Tensor:
-    acc = x
-    for _ in range(k):
-        acc = acc + work(x, n) + work(x, n)
-    return acc
+from irviz.measure.handoff import probe_functions
 
 
 def main() -> None:
@@ -52,6 +29,7 @@ def main() -> None:
     args = ap.parse_args()
     torch.set_num_interop_threads(args.inter_op)
     torch.set_num_threads(1)
+    _, forked, serial = probe_functions()
     x = torch.rand(64, 256)
     k = args.pairs
     for n in (50, 200, 800):

@@ -29,7 +29,10 @@ _SHAPE = (64, 256)
 MIN_SERIAL_S = 0.002
 
 
-def _functions() -> tuple[Any, Any, Any]:
+def probe_functions() -> tuple[Any, Any, Any]:
+    """The scripted ``work(x, n)`` (n busy steps), ``forked(x, n, k)`` (k fork/wait pairs
+    of it) and ``serial(x, n, k)`` (the same work inline); benchmarks/handoff.py uses
+    them too."""
     import torch
 
     @torch.jit.script
@@ -66,7 +69,7 @@ def make_probe(serial_call_s: float) -> tuple[dict[str, Any], dict | None]:
     if serial_call_s < MIN_SERIAL_S:
         return {}, None
 
-    work, forked, serial = _functions()
+    work, forked, serial = probe_functions()
     x = torch.rand(*_SHAPE)
     for _ in range(3):                     # the profiling executor settles
         forked(x, 8, 2)
