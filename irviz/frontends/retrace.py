@@ -52,10 +52,19 @@ def parse_dynamic_dims(specs: list[str] | None) -> dict[str, list[int]]:
 
 
 def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """``t`` one larger along ``dims``: its own values with the last slice repeated, so the
+    second trace sees a new shape and the same data. Fresh random values would let a
+    branch on the data (``if x.sum() > 0`` on a linear layer's output) flip, and the
+    difference would be reported as a shape baked into the trace (seen on the seed
+    MyCell in one run of eight). An empty dimension gets random values."""
+    dims = [d % t.dim() for d in dims if -t.dim() <= d < t.dim()]
+    if dims and all(t.shape[d] > 0 for d in dims):
+        for d in dims:
+            t = torch.cat([t, t.narrow(d, t.shape[d] - 1, 1)], dim=d)
+        return t.clone()
     shape = list(t.shape)
     for d in dims:
-        if -len(shape) <= d < len(shape):
-            shape[d] += 1
+        shape[d] += 1
     if t.dtype.is_floating_point or t.dtype.is_complex:
         return torch.rand(shape, dtype=t.dtype, device=t.device)
     if t.dtype == torch.bool:
