@@ -316,3 +316,18 @@ def test_dynamic_dims_grow_every_input_of_the_same_length():
     assert new.kwargs["attention_mask"].shape == (2, 17)
     assert new.kwargs["pixel_values"].shape == (2, 3, 8, 8)
     assert change == "input_ids: (2, 16) -> (2, 17); attention_mask: (2, 16) -> (2, 17)"
+
+
+def test_a_grown_input_keeps_its_own_values():
+    """The re-trace changes the shape, not the data: a branch on the values (the seed
+    MyCell's ``if x.sum() > 0`` on a linear layer's output) must not flip and pass for a
+    shape baked into the trace."""
+    samples = Path(__file__).resolve().parent.parent / "samples"
+    [cell] = load(str(samples / "decision_gate.py:MyCell")).targets
+    x, h = torch.randn(3, 4), torch.randn(3, 4)
+    new, change = perturbed_inputs(cell.obj, ExampleInputs((x, h), {}), {})
+    assert change == "x: (3, 4) -> (4, 4); h: (3, 4) -> (4, 4)"
+    for old, grown in zip((x, h), new.args):
+        assert torch.equal(grown[:3], old) and torch.equal(grown[3], old[2])
+    empty, _ = perturbed_inputs(cell.obj, ExampleInputs((torch.rand(0, 4),), {}), {})
+    assert empty.args[0].shape == (1, 4)
