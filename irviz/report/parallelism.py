@@ -300,6 +300,15 @@ def _export_table(e: dict, unit: str) -> Table:
                  rows, note=note)
 
 
+def _handoff_costs(measured: dict) -> str:
+    """``0.41 ms at (1, 2), 0.12 ms at (1, 4)``: the hand-off cost the calibration charged
+    per setting ("" when no setting ran the hand-off probe)."""
+    said = [f"{s['handoff_wake_us'] / 1000:.2f} ms at ({s['intra_op']}, {s['inter_op']})"
+            for s in measured.get("settings", [])
+            if s.get("handoff_wake_us") is not None and not s.get("error")]
+    return ", ".join(said)
+
+
 def _tables(t: dict) -> list[Table]:
     unit = t["cost_unit"]
     tables = [Table(
@@ -393,7 +402,7 @@ def _tables(t: dict) -> list[Table]:
                 "baseline's wall and CPU time in that setting, on the cores two copies of "
                 "it got side by side, each start on a sleeping pool thread charged what a "
                 "hand-off probe timed in the same rounds says"
-                + (f" ({_handoff_costs(m)})" if _handoff_costs(m) else
+                + (f" ({costs})" if (costs := _handoff_costs(m)) else
                    " (the trivial wake-up probe's time for a call this short)")
                 + "; static = from op sizes alone.")
         if t.get("deploy"):
@@ -474,12 +483,3 @@ def strip_xml_prolog(svg: str) -> str:
 
 __all__ = ["build_report", "to_json", "to_markdown", "to_html", "strip_xml_prolog",
            "SCHEMA_VERSION", "short_location"]
-
-
-def _handoff_costs(measured: dict) -> str:
-    """``0.41 ms at (1, 2), 0.12 ms at (1, 4)``: the hand-off cost the calibration charged
-    per setting ("" when no setting ran the hand-off probe)."""
-    said = [f"{s['handoff_wake_us'] / 1000:.2f} ms at ({s['intra_op']}, {s['inter_op']})"
-            for s in measured.get("settings", [])
-            if s.get("handoff_wake_us") is not None and not s.get("error")]
-    return ", ".join(said)
