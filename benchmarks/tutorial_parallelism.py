@@ -79,9 +79,8 @@ def child() -> None:
         from irviz.frontends.capture import capture
         from irviz.frontends.loader import load
         from irviz.ir.serial_baseline import build_serial_baseline, outputs_equal
-        from irviz.measure.child import (make_pair, round_robin, serial_call_s, sizing_calls,
-                                         wake_us)
-        from irviz.measure.handoff import make_probe, probe_result
+        from irviz.measure.child import (calibration_figures, calibration_probes, round_robin,
+                                         sizing_calls, wake_us)
 
         _phase("load")
         torch.manual_seed(0)
@@ -107,19 +106,15 @@ def child() -> None:
             for _ in range(p["warmup"]):
                 for f in fns.values():
                     f(x)
-            timed = dict(fns)
-            pair = make_pair(fns["serial"], (x,))
-            if pair is not None:         # sampled in the same rounds as the variants
-                timed["pair"] = pair
-            probe_fns, probe = make_probe(serial_call_s(fns["serial"], (x,)))
+            timed = dict(fns)            # the probes sampled in the same rounds
+            probe_fns, probe = calibration_probes(fns["serial"], (x,), forks=True)
             timed.update(probe_fns)
             calls = sizing_calls(timed, (x,), p["min_sample_s"])
             out["calls_per_sample"] = calls
             _phase("timing")
             wall, cpu, out["other_load"] = round_robin(timed, (x,), p["repeats"], calls)
         out["wake_us"] = wake_us()
-        out["pair_s"] = statistics.median(wall["pair"]) if "pair" in wall else None
-        out["handoff"] = probe_result(probe, wall)
+        out.update(calibration_figures(probe, wall))
         out["paired"] = {k: statistics.median(s / v for s, v in zip(wall["serial"], wall[k]))
                          for k in fns if k != "serial"}
         out["stats"] = {k: summarize(wall[k], cpu[k]).to_dict() for k in timed}
@@ -159,13 +154,14 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
                 other_load: float | None, wake: float | None, pair: float | None,
-                handoff: dict | None) -> float:
+                handoff: dict | None, pooled: float | None) -> float:
     """The calibrated prediction from one child's serial run, pair and hand-off probes and
     the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
     from irviz.analyses.prediction import Calibration, calibrated
 
     found, _ = calibrated(G, intra, inter, cpus, Calibration(
-        serial["median_s"], serial.get("cpu_median_s"), other_load, pair, wake, handoff))
+        serial["median_s"], serial.get("cpu_median_s"), other_load, pair, wake, handoff,
+        pooled))
     return found.speedup
 
 
@@ -279,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     # fit on one run, check on another
     serial_of = {(r["pass_no"], r["channels"], tuple(r["requested"])):
                  (r["stats"]["serial"], r.get("other_load"), r.get("wake_us"), r.get("pair_s"),
-                  r.get("handoff"))
+                  r.get("handoff"), r.get("pooled_s"))
                  for r in ok}
     cells: dict = {}
     for r in ok:

@@ -93,6 +93,8 @@ def test_the_hand_off_probe_is_sized_to_the_model_and_fitted():
         assert probe["serial_s"] > 0 and probe["forked_s"] > 0
         assert 0.25 < probe["serial_s"] / row.serial.median_s < 4
         assert row.handoff_wake_us is not None and row.handoff_wake_us >= 0
+        # the serial baseline also ran on a pool thread, in the same rounds
+        assert 0.25 < row.pooled_s / row.serial.median_s < 4
         assert row.to_dict()["handoff_wake_us"] == row.handoff_wake_us
         assert row.predicted_speedup > 0
 
@@ -341,7 +343,7 @@ def test_typed_result_writes_the_json_the_report_had():
                                    "speedup", "speedup_paired", "outputs_match", "cpu_count",
                                    "load_avg", "other_load", "child_s", "error",
                                    "predicted_speedup", "static_predicted_speedup",
-                                   "predicted_forked_s", "wake_us", "pair_s",
+                                   "predicted_forked_s", "wake_us", "pair_s", "pooled_s",
                                    "calls_per_sample", "handoff", "handoff_wake_us", "notes"]
     result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
     result.take(child)
@@ -360,3 +362,33 @@ def test_typed_result_writes_the_json_the_report_had():
                                                                       "error"]
     assert ProfileResult.from_child({"error": "cannot set the thread counts: x"}).to_dict() == {
         "error": "cannot set the thread counts: x"}
+
+
+def test_the_pooled_copy_runs_the_serial_model_on_a_pool_thread():
+    """make_pooled's traced module forks the model and waits: its output is the model's,
+    and its graph holds the fork (the copy runs on the inter-op pool)."""
+    from irviz.measure.child import make_pooled
+
+    torch.manual_seed(0)
+    lstm = torch.jit.script(torch.nn.LSTM(8, 8))
+    x = torch.rand(5, 3, 8)
+    pooled = make_pooled(lstm, (x,))
+    assert pooled is not None
+    kinds = {n.kind() for n in pooled.graph.nodes()}
+    assert "prim::fork" in kinds and "aten::wait" in kinds
+    with torch.no_grad():
+        assert torch.equal(pooled(x)[0], lstm(x)[0])
+
+
+def test_the_pair_runs_its_caller_copy_before_the_wait():
+    """make_pair's two copies overlap: the caller's copy runs between the fork and the
+    wait (a wait first would time two copies one after another)."""
+    from irviz.measure.child import make_pair
+
+    lstm = torch.jit.script(torch.nn.LSTM(8, 8))
+    pair = make_pair(lstm, (torch.rand(5, 3, 8),))
+    kinds = [n.kind() for n in pair.graph.nodes()]
+    fork, wait = kinds.index("prim::fork"), kinds.index("aten::wait")
+    assert fork < wait
+    assert any(k not in ("prim::Constant", "prim::GetAttr") for k in kinds[fork + 1:wait]), \
+        kinds

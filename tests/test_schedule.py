@@ -223,3 +223,47 @@ def test_a_costly_hand_off_lowers_the_calibrated_prediction():
     slow, w1 = calibrated(G, 1, 2, 2, Calibration(0.020, 0.020, handoff=dear))
     assert w0 < 100 < 500 < w1
     assert slow.speedup < fast.speedup - 0.2
+
+
+def test_pool_threads_run_at_their_measured_speed():
+    """A pool twice as fast as the caller halves the tasks' time, not the caller's."""
+    program = {MAIN: [Fork("a"), Run(100), Wait("a")], "a": [Run(100)]}
+    assert simulate(program, 1, 2).makespan_us == pytest.approx(100)
+    assert simulate(program, 1, 2, pool_speed=2.0).makespan_us == pytest.approx(100)
+    assert simulate(two_tasks(), 2, 2, pool_speed=2.0).makespan_us == pytest.approx(50)
+    assert simulate(two_tasks(), 2, 2, pool_speed=0.5).makespan_us == pytest.approx(200)
+    with pytest.raises(ValueError):
+        simulate(two_tasks(), 2, 2, pool_speed=0.0)
+
+
+def test_the_pool_speed_comes_from_the_pooled_serial_run():
+    from irviz.analyses.prediction import pool_speed
+
+    assert pool_speed(0.040, 0.020) == pytest.approx(2.0)
+    # the fork/wait round trip (two wake-ups of 100 us) is not the pool's slowness
+    assert pool_speed(0.010, 0.0102, wake_us=100) == 1.0
+    assert pool_speed(0.010, 0.0102) == 1.0          # within the medians' noise
+    assert pool_speed(0.010, 0.0200) == pytest.approx(0.5)
+    assert pool_speed(0.010, 0.100) == pytest.approx(1 / 3)   # clamped
+    assert pool_speed(0.010, None) == 1.0
+
+
+def test_the_pair_probe_cores_account_for_the_pool_speed():
+    """Two copies that took 2x one copy's time shared one core; with a pool twice as fast,
+    the same 2x says less than one core was left (the pool copy needed half the work)."""
+    from irviz.analyses.prediction import pair_cpus
+
+    assert pair_cpus(2, 0.010, 0.010, 0.010) == 2.0          # no slow-down: both cores
+    assert pair_cpus(2, 0.010, 0.010, 0.020) == pytest.approx(1.0, abs=1e-3)
+    assert pair_cpus(2, 0.010, 0.010, 0.015, speed=2.0) == pytest.approx(1.0, abs=1e-3)
+    assert pair_cpus(2, 0.010, 0.010, None) is None
+
+
+def test_a_faster_pool_raises_the_calibrated_prediction():
+    """LSTMEnsemble runs its members on the pool: measured faster there, predicted faster."""
+    from irviz.analyses.prediction import Calibration, calibrated
+
+    G = seed("LSTMEnsemble", 16)
+    same, _ = calibrated(G, 2, 2, 2, Calibration(0.040, 0.040, wake_us=0.0, pooled_s=0.040))
+    fast, _ = calibrated(G, 2, 2, 2, Calibration(0.040, 0.040, wake_us=0.0, pooled_s=0.020))
+    assert fast.speedup > same.speedup * 1.6

@@ -36,10 +36,13 @@ from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 #: (measured on the 2-vCPU VMs: a trivial fork+wait round trip took 100-210 us, a
 #: wait that finds its task done 5-20 us)
 WAKE_US = 100.0
+#: a measured pool speed this close to 1 is taken as 1: the serial and pooled medians of
+#: one child's rounds differ by a few percent when nothing separates the threads
+POOL_SPEED_NOISE = 0.05
 
-__all__ = ["WAKE_US", "pair_cpus", "fit_wake_us", "OpTimes", "static_times", "calibrated_times",
-           "available_cpus", "build_program", "predict", "Prediction", "Calibration",
-           "calibrated", "calibrate_measured"]
+__all__ = ["WAKE_US", "POOL_SPEED_NOISE", "pool_speed", "pair_cpus", "fit_wake_us", "OpTimes",
+           "static_times", "calibrated_times", "available_cpus", "build_program", "predict",
+           "Prediction", "Calibration", "calibrated", "calibrate_measured"]
 
 
 @dataclass(frozen=True)
@@ -109,15 +112,45 @@ def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
     return OpTimes({n: v * scale for n, v in base.us.items()}, cores)
 
 
+def pool_speed(serial_s: float, pooled_s: float | None, wake_us: float | None = None) -> float:
+    """How much faster the serial baseline ran on a pool thread than on the caller
+    (:func:`irviz.measure.child.make_pooled`; the fork/wait round trip, two wake-ups,
+    taken off). 1 without a figure or within :data:`POOL_SPEED_NOISE` of 1 (the two
+    medians' own spread), else clamped to 1/3..3."""
+    if not pooled_s or pooled_s <= 0 or serial_s <= 0:
+        return 1.0
+    pooled = max(pooled_s - 2 * (wake_us or 0.0) * 1e-6, pooled_s / 2)
+    speed = serial_s / pooled
+    if abs(speed - 1.0) <= POOL_SPEED_NOISE:
+        return 1.0
+    return min(3.0, max(1 / 3, speed))
+
+
 def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
-              pair_s: float | None) -> float | None:
+              pair_s: float | None, speed: float = 1.0) -> float | None:
     """The cores two concurrent copies of the serial model really got: each alone keeps
-    u = CPU/wall cores busy and takes ``serial_wall_s``; both at once took ``pair_s``, so
-    together they progressed as on 2u x serial / pair cores (at most ``cpus``)."""
+    u = CPU/wall cores busy and takes ``serial_wall_s`` on the caller (``/ speed`` on a
+    pool thread); both at once (one on the caller, one on the pool) took ``pair_s``: the
+    cores on which the simulated pair takes as long (at most ``cpus``, at least 0.5)."""
     if not pair_s or pair_s <= 0 or serial_wall_s <= 0:
         return None
     u = max(1.0, serial_cpu_s / serial_wall_s) if serial_cpu_s else 1.0
-    return max(0.5, min(float(cpus), 2 * u * serial_wall_s / pair_s))
+    us = serial_wall_s * 1e6
+    program: Program = {"copy": [Run(us, u)], MAIN: [Fork("copy"), Run(us, u), Wait("copy")]}
+
+    def span(cores: float) -> float:
+        return simulate(program, 1, cores, pool_speed=speed).makespan_us
+
+    target = pair_s * 1e6
+    low, high = 0.5, float(max(cpus, 0.5))
+    if span(high) >= target:
+        return high
+    if span(low) <= target:
+        return low
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (low, mid) if span(mid) <= target else (mid, high)
+    return round((low + high) / 2, 4)
 
 
 def _handoff_program(pairs: int, task_us: float) -> Program:
@@ -277,16 +310,17 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
 
 def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
             times: OpTimes | None = None, basis: str = "static",
-            wake_us: float | None = None, warm_us: float | None = None) -> Prediction:
+            wake_us: float | None = None, warm_us: float | None = None,
+            speed: float = 1.0) -> Prediction:
     """Serial vs simulated forked time of ``G`` at (intra, inter) on ``cpus`` cores (the
-    serial program alone on the caller, on the same cores); ``wake_us``/``warm_us`` as
-    :func:`~irviz.analyses.schedule.simulate` takes them."""
+    serial program alone on the caller, on the same cores); ``wake_us``/``warm_us`` and
+    ``speed`` (``pool_speed``) as :func:`~irviz.analyses.schedule.simulate` takes them."""
     times = times or static_times(G, intra)
     program = build_program(G, times)
     serial = simulate(_serial(program), 1, cpus).makespan_us
     forked = simulate(program, max(inter, 1), cpus,
                       wake_us=WAKE_US if wake_us is None else wake_us,
-                      warm_us=warm_us).makespan_us
+                      warm_us=warm_us, pool_speed=speed).makespan_us
     return Prediction(intra, inter, cpus, round(serial, 3), round(forked, 3),
                       round(serial / forked, 3) if forked > 0 else 1.0, basis)
 
@@ -295,7 +329,8 @@ def predict(G: nx.DiGraph, intra: int, inter: int, cpus: float,
 class Calibration:
     """What one setting's serial run measured (:mod:`irviz.measure`), for
     :func:`calibrated`: wall and CPU seconds per call, the CPUs other jobs took, the pair
-    probe's wall seconds, the trivial wake-up probe (us) and the hand-off probe."""
+    probe's wall seconds, the trivial wake-up probe (us), the hand-off probe and the
+    serial baseline's wall seconds on a pool thread."""
 
     serial_s: float
     serial_cpu_s: float | None = None
@@ -303,6 +338,7 @@ class Calibration:
     pair_s: float | None = None
     wake_us: float | None = None
     handoff: dict | None = None
+    pooled_s: float | None = None
 
 
 def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
@@ -311,18 +347,20 @@ def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
     probe, the wake-up probe's was). Op times are scaled to the serial run; the forks get
     the cores the pair probe found (else what other jobs left); every start on a sleeping
     pool thread pays the cost fitted to the hand-off probe on those cores (without one,
-    every start pays the trivial wake-up probe's)."""
+    every start pays the trivial wake-up probe's); the ops on pool threads run at the
+    speed the pooled serial run measured (:func:`pool_speed`)."""
     times = calibrated_times(G, intra, cal.serial_s, cal.serial_cpu_s, cpus=cpus,
                              other_load=cal.other_load)
-    have = pair_cpus(cpus, cal.serial_s, cal.serial_cpu_s, cal.pair_s)
+    speed = pool_speed(cal.serial_s, cal.pooled_s, cal.wake_us)
+    have = pair_cpus(cpus, cal.serial_s, cal.serial_cpu_s, cal.pair_s, speed)
     cores = have if have else available_cpus(cpus, cal.other_load)
     fitted = fit_wake_us(cal.handoff, inter, cores)
     if fitted is None:   # the trivial wake-up probe, charged at every start
         found = predict(G, intra, inter, cores, times=times, basis="calibrated",
-                        wake_us=cal.wake_us)
+                        wake_us=cal.wake_us, speed=speed)
     else:                # as the probe was fitted: a thread that never slept starts at once
         found = predict(G, intra, inter, cores, times=times, basis="calibrated",
-                        wake_us=fitted, warm_us=0.0)
+                        wake_us=fitted, warm_us=0.0, speed=speed)
     return found, fitted
 
 
@@ -341,7 +379,7 @@ def calibrate_measured(G: nx.DiGraph, measured) -> None:
                 continue
             found, row.handoff_wake_us = calibrated(G, intra, inter, cpus, Calibration(
                 row.serial.median_s, row.serial.cpu_median_s, row.other_load, row.pair_s,
-                row.wake_us, row.handoff))
+                row.wake_us, row.handoff, row.pooled_s))
         except (ValueError, KeyError, RecursionError):
             continue
         row.predicted_speedup = found.speedup

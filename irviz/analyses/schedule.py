@@ -110,7 +110,7 @@ RACE = 0.05
 
 def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
              race: float = RACE, wake_us: float = 0.0, warm_us: float | None = None,
-             max_events: int = 1_000_000) -> Schedule:
+             pool_speed: float = 1.0, max_events: int = 1_000_000) -> Schedule:
     """Run ``program`` on a caller thread plus ``interop`` pool threads over ``cpus`` cores.
 
     ``wake_us``: how long a sleeping pool thread takes to start a queued frame (a task or
@@ -121,11 +121,13 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
     ran): c10's pool loop finds the frame queued without sleeping. None: ``wake_us`` (the
     static model, and the calibration from the trivial wake-up probe, which charge every
     start alike); the calibration fitted to the hand-off probe charges 0.
+    ``pool_speed``: how much faster a Run goes on a pool thread than on the caller (the
+    calibration measures it: :func:`irviz.measure.child.make_pooled`; 1 statically).
     """
     if warm_us is None:
         warm_us = wake_us
-    if interop < 1 or cpus <= 0:
-        raise ValueError("interop must be >= 1 and cpus > 0")
+    if interop < 1 or cpus <= 0 or pool_speed <= 0:
+        raise ValueError("interop must be >= 1, cpus > 0 and pool_speed > 0")
     now = 0.0
     queue: deque[_Frame] = deque()
     idle = [f"pool {i}" for i in range(interop)]
@@ -189,6 +191,13 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
         for resumed in waiting.pop(frame.task, []):
             queue.append(resumed)           # the continuation goes to the pool
 
+    def pace(frame: _Frame, rate: float) -> float:
+        """How fast ``frame`` progresses: a wake-up at wall speed, a Run at the share of
+        the cores it gets, faster or slower on a pool thread."""
+        if frame.waking:
+            return 1.0
+        return rate * (1.0 if frame.thread == "caller" else pool_speed)
+
     main_frame = _Frame(main)
     main_frame.thread = "caller"
     started.add(main)
@@ -208,11 +217,11 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
         demand = sum(0.0 if f.waking else program[f.task][f.pc].cores for f in running)
         rate = min(1.0, cpus / demand) if demand > 0 else 1.0
         result.max_running = max(result.max_running, len(running))
-        step_us = min(f.left / (1.0 if f.waking else rate) for f in running)
+        step_us = min(f.left / pace(f, rate) for f in running)
         now += step_us
         finished = []
         for f in running:
-            f.left -= step_us * (1.0 if f.waking else rate)
+            f.left -= step_us * pace(f, rate)
             if f.left <= 1e-9:
                 finished.append(f)
         for f in finished:

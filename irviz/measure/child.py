@@ -165,11 +165,25 @@ def make_pair(fn: Any, inputs: tuple) -> Any | None:
     each other on this machine now - shared cores, caches, intra-op threads, other jobs;
     the calibrated prediction turns that into the cores the forked tasks really get.
     ``fn``: a module, a function, or a :class:`~irviz.ir.serial_baseline.SerialBaseline`."""
+    return _traced_fork(fn, inputs, caller_copy=True)
+
+
+def make_pooled(fn: Any, inputs: tuple) -> Any | None:
+    """One copy of ``fn`` run on an inter-op pool thread while the caller waits (a traced
+    ``wait(fork(fn))``), or None when it cannot be built. The same ops do not run as fast
+    there as on the caller: with two intra-op threads, the seed's LSTM at C = 64 took
+    2.1 ms on a pool thread and 1.9-4.7 ms on the caller, from process to process (each
+    calling thread has its own OpenMP team). Timed next to the serial baseline, it gives
+    the calibrated prediction the speed of the threads the forked tasks run on."""
+    return _traced_fork(fn, inputs, caller_copy=False)
+
+
+def _traced_fork(fn: Any, inputs: tuple, caller_copy: bool) -> Any | None:
     import torch
 
     owner, call = _pair_parts(fn)
 
-    class Pair(torch.nn.Module):
+    class Forked(torch.nn.Module):
         def __init__(self):
             super().__init__()
             self.owner = owner  # a ScriptModule must be a submodule of what is traced
@@ -179,16 +193,46 @@ def make_pair(fn: Any, inputs: tuple) -> Any | None:
 
         def forward(self, *args):
             fut = torch.jit.fork(self.one, *args)
-            mine = self.one(*args)
+            if not caller_copy:
+                return torch.jit.wait(fut)
+            mine = self.one(*args)      # the caller's copy runs before the wait
             return torch.jit.wait(fut), mine
 
     try:
-        traced = torch.jit.trace(Pair(), inputs, check_trace=False)
+        traced = torch.jit.trace(Forked(), inputs, check_trace=False)
         traced(*inputs)
         traced(*inputs)
-    except Exception:  # noqa: BLE001 - a model the tracer cannot take: no pair figure
+    except Exception:  # noqa: BLE001 - a model the tracer cannot take: no figure
         return None
     return traced
+
+
+def calibration_probes(serial: Any, inputs: tuple, forks: bool) -> tuple[dict, dict | None]:
+    """What the calibrated prediction needs timed in the same rounds as the serial
+    baseline ``serial``: the pair, the pooled copy and (``forks``: the model forks) the
+    hand-off probe. Returns the functions for :func:`round_robin` and the hand-off
+    probe's shape for :func:`calibration_figures`. ``irviz report --measure`` and
+    ``benchmarks/tutorial_parallelism.py`` both use it, so a probe changes once."""
+    fns: dict[str, Any] = {}
+    for name, make in (("pair", make_pair), ("pooled", make_pooled)):
+        built = make(serial, inputs)
+        if built is not None:
+            fns[name] = built
+    probe = None
+    if forks:
+        probe_fns, probe = make_probe(serial_call_s(serial, inputs))
+        fns.update(probe_fns)
+    return fns, probe
+
+
+def calibration_figures(probe: dict | None, wall: dict[str, list[float]]) -> dict:
+    """``pair_s``, ``pooled_s`` (median wall seconds, None: not timed) and ``handoff``
+    (:func:`~irviz.measure.handoff.probe_result`) from the rounds' samples."""
+    def median(name: str) -> float | None:
+        return round(statistics.median(wall[name]), 6) if wall.get(name) else None
+
+    return {"pair_s": median("pair"), "pooled_s": median("pooled"),
+            "handoff": probe_result(probe, wall)}
 
 
 def _pair_parts(fn: Any) -> tuple[Any, Any]:
@@ -316,24 +360,18 @@ def _time(payload: dict, out: dict) -> None:
                     fn(*inputs)
             timed = dict(variants)
             probe = None
-            if serial is not None:
-                _phase("pair")
-                pair = make_pair(serial, inputs)
-                if pair is not None:        # sampled in the same rounds as the model
-                    timed["pair"] = pair
-                if out.get("baseline_info", {}).get("forks"):
-                    _phase("hand-off probe")
-                    fns, probe = make_probe(serial_call_s(serial, inputs))
-                    timed.update(fns)
+            if serial is not None:          # sampled in the same rounds as the model
+                _phase("probes")
+                fns, probe = calibration_probes(
+                    serial, inputs, bool(out.get("baseline_info", {}).get("forks")))
+                timed.update(fns)
             calls = sizing_calls(timed, inputs, float(payload.get("min_sample_s",
                                                                   MIN_SAMPLE_S)))
             out["calls_per_sample"] = calls
             _phase("timing")
             wall, cpu, out["other_load"] = round_robin(timed, inputs, repeats, calls)
-            if "pair" in wall:
-                out["pair_s"] = round(statistics.median(wall["pair"]), 6)
-            if probe is not None:
-                out["handoff"] = probe_result(probe, wall)
+            if serial is not None:
+                out.update(calibration_figures(probe, wall))
             _phase("wake-up probe")
             out["wake_us"] = wake_us()
         except Exception as exc:  # noqa: BLE001
