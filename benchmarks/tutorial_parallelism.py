@@ -159,7 +159,7 @@ def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
     the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
     from irviz.analyses.prediction import Calibration, calibrated
 
-    found, _ = calibrated(G, intra, inter, cpus, Calibration(
+    found, _, _ = calibrated(G, intra, inter, cpus, Calibration(
         serial["median_s"], serial.get("cpu_median_s"), other_load, pair, wake, handoff,
         pooled))
     return found.speedup

@@ -95,6 +95,7 @@ def test_the_hand_off_probe_is_sized_to_the_model_and_fitted():
         assert row.handoff_wake_us is not None and row.handoff_wake_us >= 0
         # the serial baseline also ran on a pool thread, in the same rounds
         assert 0.25 < row.pooled_s / row.serial.median_s < 4
+        assert 1 / 3 <= row.pool_speed <= 3 and row.to_dict()["pool_speed"] == row.pool_speed
         assert row.to_dict()["handoff_wake_us"] == row.handoff_wake_us
         assert row.predicted_speedup > 0
 
@@ -344,7 +345,8 @@ def test_typed_result_writes_the_json_the_report_had():
                                    "load_avg", "other_load", "child_s", "error",
                                    "predicted_speedup", "static_predicted_speedup",
                                    "predicted_forked_s", "wake_us", "pair_s", "pooled_s",
-                                   "calls_per_sample", "handoff", "handoff_wake_us", "notes"]
+                                   "calls_per_sample", "handoff", "handoff_wake_us",
+                                   "pool_speed", "notes"]
     result = MeasureResult("m.py:m", None, None, "2.x", 2, 1, 3, settings=[row])
     result.take(child)
     assert (result.model, result.baseline, result.baseline_info) == ("m", "copy", None)
@@ -370,14 +372,14 @@ def test_the_pooled_copy_runs_the_serial_model_on_a_pool_thread():
     from irviz.measure.child import make_pooled
 
     torch.manual_seed(0)
-    lstm = torch.jit.script(torch.nn.LSTM(8, 8))
+    model = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()))
     x = torch.rand(5, 3, 8)
-    pooled = make_pooled(lstm, (x,))
+    pooled = make_pooled(model, (x,))
     assert pooled is not None
     kinds = {n.kind() for n in pooled.graph.nodes()}
     assert "prim::fork" in kinds and "aten::wait" in kinds
     with torch.no_grad():
-        assert torch.equal(pooled(x)[0], lstm(x)[0])
+        assert torch.equal(pooled(x), model(x))
 
 
 def test_the_pair_runs_its_caller_copy_before_the_wait():
@@ -385,8 +387,8 @@ def test_the_pair_runs_its_caller_copy_before_the_wait():
     wait (a wait first would time two copies one after another)."""
     from irviz.measure.child import make_pair
 
-    lstm = torch.jit.script(torch.nn.LSTM(8, 8))
-    pair = make_pair(lstm, (torch.rand(5, 3, 8),))
+    model = torch.jit.script(torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.Tanh()))
+    pair = make_pair(model, (torch.rand(5, 3, 8),))
     kinds = [n.kind() for n in pair.graph.nodes()]
     fork, wait = kinds.index("prim::fork"), kinds.index("aten::wait")
     assert fork < wait

@@ -338,7 +338,9 @@ def test_report_with_calibrate_times_only_the_serial_baseline():
     assert len(ok) == len(measured["settings"]) == 3
     for s in ok:
         assert s["forked"] is None and s["speedup"] is None and s["serial"]["median_s"] > 0
-        assert 0.5 < s["predicted_speedup"] <= 2.5 and s["static_predicted_speedup"] > 0
+        # at most (inter-op + the caller) x how much faster the pool threads ran
+        assert 0.5 < s["predicted_speedup"] <= (s["inter_op"] + 1) * s["pool_speed"]
+        assert s["static_predicted_speedup"] > 0
     assert "calibrated" in target["deploy"]
     md = run(SAMPLES / "lstm_ensemble.py:LSTMEnsemble", "--calibrate")
     assert "### Calibrated (serial baseline timed)" in md.stdout

@@ -161,6 +161,9 @@ class SettingResult:
     #: the per-start cost fitted to the hand-off probe that the calibrated prediction
     #: charged, microseconds (None: no probe; ``wake_us`` was charged)
     handoff_wake_us: float | None = None
+    #: how much faster the calibrated prediction ran ops on pool threads than on the
+    #: caller, from ``pooled_s`` (1: no difference measured; None: not calibrated)
+    pool_speed: float | None = None
 
     def take(self, result: dict) -> None:
         """Fill in what a timing child reported (its JSON object)."""
@@ -185,7 +188,8 @@ class SettingResult:
                "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us,
                "pair_s": self.pair_s, "pooled_s": self.pooled_s,
                "calls_per_sample": self.calls_per_sample,
-               "handoff": self.handoff, "handoff_wake_us": self.handoff_wake_us}
+               "handoff": self.handoff, "handoff_wake_us": self.handoff_wake_us,
+               "pool_speed": self.pool_speed}
         if self.notes:
             out["notes"] = list(self.notes)
         return out

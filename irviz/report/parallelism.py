@@ -309,6 +309,16 @@ def _handoff_costs(measured: dict) -> str:
     return ", ".join(said)
 
 
+def _pool_speeds(measured: dict) -> str:
+    """``; the ops on pool threads at ... (1.12× at (2, 2) the caller's)``: the settings whose
+    pooled serial run differed from the caller's ("" when none did)."""
+    said = [f"{s['pool_speed']:.2f}× at ({s['intra_op']}, {s['inter_op']})"
+            for s in measured.get("settings", [])
+            if s.get("pool_speed") not in (None, 1.0) and not s.get("error")]
+    return ("; the ops on pool threads at the speed the serial baseline ran there "
+            f"({', '.join(said)} the caller's)") if said else ""
+
+
 def _tables(t: dict) -> list[Table]:
     unit = t["cost_unit"]
     tables = [Table(
@@ -404,7 +414,7 @@ def _tables(t: dict) -> list[Table]:
                 "hand-off probe timed in the same rounds says"
                 + (f" ({costs})" if (costs := _handoff_costs(m)) else
                    " (the trivial wake-up probe's time for a call this short)")
-                + "; static = from op sizes alone.")
+                + _pool_speeds(m) + "; static = from op sizes alone.")
         if t.get("deploy"):
             note = _bold(t["deploy"]) + " " + note
         if ok:
