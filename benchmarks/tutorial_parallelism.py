@@ -154,14 +154,14 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
                 other_load: float | None, wake: float | None, pair: float | None,
-                handoff: dict | None, pooled: float | None) -> float:
+                handoff: dict | None, pool_pair: float | None) -> float:
     """The calibrated prediction from one child's serial run, pair and hand-off probes and
     the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
     from irviz.analyses.prediction import Calibration, calibrated
 
     found, _, _ = calibrated(G, intra, inter, cpus, Calibration(
         serial["median_s"], serial.get("cpu_median_s"), other_load, pair, wake, handoff,
-        pooled))
+        pool_pair))
     return found.speedup
 
 
@@ -275,7 +275,7 @@ def main(argv: list[str] | None = None) -> int:
     # fit on one run, check on another
     serial_of = {(r["pass_no"], r["channels"], tuple(r["requested"])):
                  (r["stats"]["serial"], r.get("other_load"), r.get("wake_us"), r.get("pair_s"),
-                  r.get("handoff"), r.get("pooled_s"))
+                  r.get("handoff"), r.get("pool_pair_s"))
                  for r in ok}
     cells: dict = {}
     for r in ok:
@@ -401,6 +401,8 @@ def main(argv: list[str] | None = None) -> int:
         f"- per C, setting and pass: one child process; {args.warmup} warm-up round(s), then "
         f"{args.repeats} round-robin rounds of SerialLSTMEnsemble, BiForkLSTMEnsemble, "
         "LSTMEnsemble, the pair probe (two SerialLSTMEnsembles side by side)"
+        + (", the pool pair (two forked onto the pool at once)"
+           if any(r.get("pool_pair_s") for r in ok) else "")
         + (" and the hand-off probe (`irviz/measure/handoff.py`)"
            if any(r.get("handoff") for r in ok) else "") + ", each sample "
         + (f"{min(r['calls_per_sample'] for r in ok)}–{max(r['calls_per_sample'] for r in ok)}"

@@ -15,8 +15,8 @@ times and cores come from:
   use several threads get the cores that make the serial run's CPU per wall second
   come out as measured; the forks run on the cores the pair probe found, and a start on
   a sleeping pool thread costs what the hand-off probe (:mod:`irviz.measure.handoff`)
-  says (:func:`fit_wake_us`), and the ops on pool threads run as fast as the serial
-  baseline ran on one (:func:`pool_speed`).
+  says (:func:`fit_wake_us`), and the ops on pool threads run as fast as two copies of
+  the serial baseline forked at once ran there (:func:`pool_speed`).
 
 Speed-up = the serial program's time (every op on the caller, alone) / the simulated
 forked time, in the same setting.
@@ -37,7 +37,7 @@ from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 #: (measured on the 2-vCPU VMs: a trivial fork+wait round trip took 100-210 us, a
 #: wait that finds its task done 5-20 us)
 WAKE_US = 100.0
-#: a measured pool speed this close to 1 is taken as 1: the serial and pooled medians of
+#: a fitted pool speed this close to 1 is taken as 1: the serial and pool-pair medians of
 #: one child's rounds differ by a few percent when nothing separates the threads
 POOL_SPEED_NOISE = 0.05
 
@@ -113,19 +113,35 @@ def calibrated_times(G: nx.DiGraph, intra: int, serial_wall_s: float,
     return OpTimes({n: v * scale for n, v in base.us.items()}, cores)
 
 
-def pool_speed(serial_s: float, pooled_s: float | None) -> float:
-    """How much faster the serial baseline ran on a pool thread than on the caller
-    (:func:`irviz.measure.child.make_pooled`; its samples are back-to-back calls, so the
-    fork/wait round trip finds the pool awake and is not taken off). 1 without a figure
-    or within :data:`POOL_SPEED_NOISE` of 1 (the two medians' own spread), else clamped to
-    1/3..3. Measured: the seed's LSTMEnsemble at C = 16 with torch's default threads ran
-    its serial baseline in 7.9 ms on the caller and 1.7 ms on a pool thread."""
-    if not pooled_s or pooled_s <= 0 or serial_s <= 0:
+def pool_speed(serial_s: float, pool_pair_s: float | None, serial_cpu_s: float | None,
+               inter: int, cpus: float, wake_us: float | None = None) -> float:
+    """How much faster the ops run on busy pool threads than on the lone caller: the speed
+    at which the simulated pool pair (two copies of the serial baseline forked at once,
+    :func:`irviz.measure.child.make_pool_pair`) takes as long as measured, on ``cpus``
+    cores with ``inter`` pool threads, each start costing ``wake_us``. 1 without a figure
+    or within :data:`POOL_SPEED_NOISE` of 1, else 1/3..3."""
+    if not pool_pair_s or pool_pair_s <= 0 or serial_s <= 0 or inter < 1 or cpus <= 0:
         return 1.0
-    speed = serial_s / pooled_s
-    if abs(speed - 1.0) <= POOL_SPEED_NOISE:
-        return 1.0
-    return min(3.0, max(1 / 3, speed))
+    u = max(1.0, serial_cpu_s / serial_s) if serial_cpu_s else 1.0
+    us = serial_s * 1e6
+    program: Program = {"a": [Run(us, u)], "b": [Run(us, u)],
+                        MAIN: [Fork("a"), Fork("b"), Wait("a"), Wait("b")]}
+    target = pool_pair_s * 1e6
+
+    def span(speed: float) -> float:
+        return simulate(program, inter, cpus, wake_us=wake_us or 0.0,
+                        pool_speed=speed).makespan_us
+
+    low, high = 1 / 3, 3.0
+    if span(high) >= target:
+        return high
+    if span(low) <= target:
+        return low
+    for _ in range(30):
+        mid = (low + high) / 2
+        low, high = (low, mid) if span(mid) <= target else (mid, high)
+    speed = (low + high) / 2
+    return 1.0 if abs(speed - 1.0) <= POOL_SPEED_NOISE else round(speed, 4)
 
 
 def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
@@ -332,7 +348,7 @@ class Calibration:
     """What one setting's serial run measured (:mod:`irviz.measure`), for
     :func:`calibrated`: wall and CPU seconds per call, the CPUs other jobs took, the pair
     probe's wall seconds, the trivial wake-up probe (us), the hand-off probe and the
-    serial baseline's wall seconds on a pool thread."""
+    wall seconds of two copies of the serial baseline forked onto the pool at once."""
 
     serial_s: float
     serial_cpu_s: float | None = None
@@ -340,7 +356,7 @@ class Calibration:
     pair_s: float | None = None
     wake_us: float | None = None
     handoff: dict | None = None
-    pooled_s: float | None = None
+    pool_pair_s: float | None = None
 
 
 def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
@@ -350,11 +366,12 @@ def calibrated(G: nx.DiGraph, intra: int, inter: int, cpus: float,
     scaled to the serial run; the forks get the cores the pair probe found (else what
     other jobs left); every start on a sleeping pool thread pays the cost fitted to the
     hand-off probe on those cores (without one, every start pays the trivial wake-up
-    probe's); the ops on pool threads run at the speed the pooled serial run measured
+    probe's); the ops on pool threads run at the speed the pool pair measured
     (:func:`pool_speed`)."""
     times = calibrated_times(G, intra, cal.serial_s, cal.serial_cpu_s, cpus=cpus,
                              other_load=cal.other_load)
-    speed = pool_speed(cal.serial_s, cal.pooled_s)
+    speed = pool_speed(cal.serial_s, cal.pool_pair_s, cal.serial_cpu_s, inter,
+                       available_cpus(cpus, cal.other_load), cal.wake_us)
     have = pair_cpus(cpus, cal.serial_s, cal.serial_cpu_s, cal.pair_s, speed)
     cores = have if have else available_cpus(cpus, cal.other_load)
     fitted = fit_wake_us(cal.handoff, inter, cores)
@@ -381,7 +398,7 @@ def calibrate_measured(G: nx.DiGraph, measured) -> None:
             if row.serial is None or row.serial.median_s <= 0:
                 continue
             cal = Calibration(row.serial.median_s, row.serial.cpu_median_s, row.other_load,
-                              row.pair_s, row.wake_us, row.handoff, row.pooled_s)
+                              row.pair_s, row.wake_us, row.handoff, row.pool_pair_s)
             found, row.handoff_wake_us, row.pool_speed = calibrated(G, intra, inter, cpus, cal)
         except (ValueError, KeyError, RecursionError):
             continue

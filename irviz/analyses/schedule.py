@@ -122,7 +122,7 @@ def simulate(program: Program, interop: int, cpus: float, main: str = MAIN,
     static model, and the calibration from the trivial wake-up probe, which charge every
     start alike); the calibration fitted to the hand-off probe charges 0.
     ``pool_speed``: how much faster a Run goes on a pool thread than on the caller (the
-    calibration measures it: :func:`irviz.measure.child.make_pooled`; 1 statically).
+    calibration measures it: :func:`irviz.measure.child.make_pool_pair`; 1 statically).
     """
     if warm_us is None:
         warm_us = wake_us

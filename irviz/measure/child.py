@@ -168,13 +168,14 @@ def make_pair(fn: Any, inputs: tuple) -> Any | None:
     return _traced_fork(fn, inputs, caller_copy=True)
 
 
-def make_pooled(fn: Any, inputs: tuple) -> Any | None:
-    """One copy of ``fn`` run on an inter-op pool thread while the caller waits (a traced
-    ``wait(fork(fn))``), or None when it cannot be built. The same ops do not run as fast
-    there as on the caller: with two intra-op threads, the seed's LSTM at C = 64 took
-    2.1 ms on a pool thread and 1.9-4.7 ms on the caller, from process to process (each
-    calling thread has its own OpenMP team). Timed next to the serial baseline, it gives
-    the calibrated prediction the speed of the threads the forked tasks run on."""
+def make_pool_pair(fn: Any, inputs: tuple) -> Any | None:
+    """Two copies of ``fn`` forked at once onto the inter-op pool while the caller waits (a
+    traced ``fork ; fork ; wait ; wait``), or None when it cannot be built. Forked tasks
+    run there, and not at the caller's speed: with two intra-op threads the seed's
+    SerialLSTMEnsemble at C = 64 took 37.5 ms on the caller, its two pool copies 25.4 ms
+    for both, and the forked LSTMEnsemble (the same work as one copy) 13.4 ms. Timed next
+    to the serial baseline, it gives the calibrated prediction the speed of busy pool
+    threads (:func:`irviz.analyses.prediction.pool_speed`)."""
     return _traced_fork(fn, inputs, caller_copy=False)
 
 
@@ -193,8 +194,9 @@ def _traced_fork(fn: Any, inputs: tuple, caller_copy: bool) -> Any | None:
 
         def forward(self, *args):
             fut = torch.jit.fork(self.one, *args)
-            if not caller_copy:
-                return torch.jit.wait(fut)
+            if not caller_copy:         # a second copy on the pool too
+                other = torch.jit.fork(self.one, *args)
+                return torch.jit.wait(fut), torch.jit.wait(other)
             mine = self.one(*args)      # the caller's copy runs before the wait
             return torch.jit.wait(fut), mine
 
@@ -209,12 +211,12 @@ def _traced_fork(fn: Any, inputs: tuple, caller_copy: bool) -> Any | None:
 
 def calibration_probes(serial: Any, inputs: tuple, forks: bool) -> tuple[dict, dict | None]:
     """What the calibrated prediction needs timed in the same rounds as the serial
-    baseline ``serial``: the pair, the pooled copy and (``forks``: the model forks) the
+    baseline ``serial``: the pair, the pool pair and (``forks``: the model forks) the
     hand-off probe. Returns the functions for :func:`round_robin` and the hand-off
     probe's shape for :func:`calibration_figures`. ``irviz report --measure`` and
     ``benchmarks/tutorial_parallelism.py`` both use it, so a probe changes once."""
     fns: dict[str, Any] = {}
-    for name, make in (("pair", make_pair), ("pooled", make_pooled)):
+    for name, make in (("pair", make_pair), ("pool_pair", make_pool_pair)):
         built = make(serial, inputs)
         if built is not None:
             fns[name] = built
@@ -226,12 +228,12 @@ def calibration_probes(serial: Any, inputs: tuple, forks: bool) -> tuple[dict, d
 
 
 def calibration_figures(probe: dict | None, wall: dict[str, list[float]]) -> dict:
-    """``pair_s``, ``pooled_s`` (median wall seconds, None: not timed) and ``handoff``
+    """``pair_s``, ``pool_pair_s`` (median wall seconds, None: not timed) and ``handoff``
     (:func:`~irviz.measure.handoff.probe_result`) from the rounds' samples."""
     def median(name: str) -> float | None:
         return round(statistics.median(wall[name]), 6) if wall.get(name) else None
 
-    return {"pair_s": median("pair"), "pooled_s": median("pooled"),
+    return {"pair_s": median("pair"), "pool_pair_s": median("pool_pair"),
             "handoff": probe_result(probe, wall)}
 
 

@@ -100,7 +100,7 @@ class BaselineInfo:
 #: the fields a timing child reports for its setting (the rest the parent knows)
 _CHILD_ROW_FIELDS = ("intra_op", "inter_op", "serial", "forked", "speedup", "speedup_paired",
                      "outputs_match", "cpu_count", "load_avg", "other_load", "error",
-                     "wake_us", "pair_s", "pooled_s", "calls_per_sample", "handoff")
+                     "wake_us", "pair_s", "pool_pair_s", "calls_per_sample", "handoff")
 
 
 @dataclass
@@ -148,10 +148,10 @@ class SettingResult:
     #: two calls of the serial baseline at once (two threads), median wall seconds,
     #: sampled in the same rounds as serial and forked
     pair_s: float | None = None
-    #: one call of the serial baseline on an inter-op pool thread (a fork the caller
-    #: waits on), median wall seconds, sampled in the same rounds: the pool threads'
-    #: speed against the caller's (:func:`irviz.measure.child.make_pooled`)
-    pooled_s: float | None = None
+    #: two calls of the serial baseline forked onto the inter-op pool at once (the caller
+    #: waits), median wall seconds, sampled in the same rounds: the busy pool threads'
+    #: speed against the caller's (:func:`irviz.measure.child.make_pool_pair`)
+    pool_pair_s: float | None = None
     #: calls back to back in one timed sample (at least ``min_sample_s`` of the slowest
     #: variant; None: not timed)
     calls_per_sample: int | None = None
@@ -162,7 +162,7 @@ class SettingResult:
     #: charged, microseconds (None: no probe; ``wake_us`` was charged)
     handoff_wake_us: float | None = None
     #: how much faster the calibrated prediction ran ops on pool threads than on the
-    #: caller, from ``pooled_s`` (1: no difference measured; None: not calibrated)
+    #: caller, from ``pool_pair_s`` (1: no difference measured; None: not calibrated)
     pool_speed: float | None = None
 
     def take(self, result: dict) -> None:
@@ -186,7 +186,7 @@ class SettingResult:
                "predicted_speedup": self.predicted_speedup,
                "static_predicted_speedup": self.static_predicted_speedup,
                "predicted_forked_s": self.predicted_forked_s, "wake_us": self.wake_us,
-               "pair_s": self.pair_s, "pooled_s": self.pooled_s,
+               "pair_s": self.pair_s, "pool_pair_s": self.pool_pair_s,
                "calls_per_sample": self.calls_per_sample,
                "handoff": self.handoff, "handoff_wake_us": self.handoff_wake_us,
                "pool_speed": self.pool_speed}

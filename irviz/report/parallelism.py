@@ -311,11 +311,12 @@ def _handoff_costs(measured: dict) -> str:
 
 def _pool_speeds(measured: dict) -> str:
     """``; the ops on pool threads at ... (1.12× at (2, 2) the caller's)``: the settings whose
-    pooled serial run differed from the caller's ("" when none did)."""
+    pool pair said the pool threads run faster or slower than the caller ("" when none did)."""
     said = [f"{s['pool_speed']:.2f}× at ({s['intra_op']}, {s['inter_op']})"
             for s in measured.get("settings", [])
             if s.get("pool_speed") not in (None, 1.0) and not s.get("error")]
-    return ("; the ops on pool threads at the speed the serial baseline ran there "
+    return ("; the ops on pool threads at the speed two copies of the serial baseline "
+            "forked at once ran there "
             f"({', '.join(said)} the caller's)") if said else ""
 
 
