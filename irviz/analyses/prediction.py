@@ -137,14 +137,21 @@ def pool_speed(serial_s: float, pool_pair_s: float | None, serial_cpu_s: float |
         return simulate(program, inter, cpus, wake_us=wake_us or 0.0,
                         pool_speed=speed).makespan_us
 
-    low, high = 1.0, 3.0
-    if span(high) >= target:
-        return high
     if span(1.0 + POOL_SPEED_NOISE) <= target:
         return 1.0
+    return _solve_decreasing(span, target, 1.0, 3.0)
+
+
+def _solve_decreasing(f, target: float, low: float, high: float) -> float:
+    """The x in [low, high] where the decreasing ``f`` reaches ``target`` (bisection; an
+    end of the range when ``target`` lies beyond it)."""
+    if f(high) >= target:
+        return high
+    if f(low) <= target:
+        return low
     for _ in range(30):
         mid = (low + high) / 2
-        low, high = (low, mid) if span(mid) <= target else (mid, high)
+        low, high = (low, mid) if f(mid) <= target else (mid, high)
     return round((low + high) / 2, 4)
 
 
@@ -163,16 +170,7 @@ def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
     def span(cores: float) -> float:
         return simulate(program, 1, cores, pool_speed=speed).makespan_us
 
-    target = pair_s * 1e6
-    low, high = 0.5, float(max(cpus, 0.5))
-    if span(high) >= target:
-        return high
-    if span(low) <= target:
-        return low
-    for _ in range(30):
-        mid = (low + high) / 2
-        low, high = (low, mid) if span(mid) <= target else (mid, high)
-    return round((low + high) / 2, 4)
+    return _solve_decreasing(span, pair_s * 1e6, 0.5, float(max(cpus, 0.5)))
 
 
 def _handoff_program(pairs: int, task_us: float) -> Program:
