@@ -345,3 +345,11 @@ def test_report_with_calibrate_times_only_the_serial_baseline():
     md = run(SAMPLES / "lstm_ensemble.py:LSTMEnsemble", "--calibrate")
     assert "### Calibrated (serial baseline timed)" in md.stdout
     assert "not run (--calibrate)" in md.stdout
+    # the Markdown of the JSON run names the pool threads' speed where it was not 1
+    from irviz.report.parallelism import to_markdown
+
+    text = to_markdown(json.loads(result.stdout))
+    faster = [s for s in ok if s["pool_speed"] != 1.0]
+    assert ("forked at once ran there: " in text) == bool(faster)
+    for s in faster:
+        assert f"{s['pool_speed']:.2f}× " in text

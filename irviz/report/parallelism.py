@@ -310,14 +310,16 @@ def _handoff_costs(measured: dict) -> str:
 
 
 def _pool_speeds(measured: dict) -> str:
-    """``; the ops on pool threads at ... (1.12× at (2, 2) the caller's)``: the settings whose
-    pool pair said the pool threads run faster or slower than the caller ("" when none did)."""
+    """``; the ops on pool threads at ...: 3.00× the caller's at (2, 2), 1.08× at (1, 2)``:
+    the settings whose pool pair ran faster than the caller ("" when none did)."""
     said = [f"{s['pool_speed']:.2f}× at ({s['intra_op']}, {s['inter_op']})"
             for s in measured.get("settings", [])
             if s.get("pool_speed") not in (None, 1.0) and not s.get("error")]
+    if not said:
+        return ""
+    said[0] = said[0].replace("× at", "× the caller's at", 1)
     return ("; the ops on pool threads at the speed two copies of the serial baseline "
-            "forked at once ran there "
-            f"({', '.join(said)} the caller's)") if said else ""
+            f"forked at once ran there: {', '.join(said)}")
 
 
 def _tables(t: dict) -> list[Table]:
