@@ -83,7 +83,7 @@ def test_the_hand_off_probe_is_sized_to_the_model_and_fitted():
     from irviz.analyses.prediction import calibrate_measured
 
     spec, inputs = _spec("lstm_ensemble.py:BiForkLSTMEnsemble(channels=64)"), \
-        "torch.rand(60, 20, 64)"   # a serial call of ~10 ms: well over the probe's 2 ms
+        "torch.rand(60, 20, 64)"   # a serial call of ~10 ms: well over the probe's 0.2 ms
     result = M.measure(spec, "script", inputs, settings=[(1, 2)], repeats=3,
                        min_sample_s=0.02, profile=False)
     calibrate_measured(api.visualize(spec, inputs=inputs)[0].graph, result)

@@ -24,9 +24,12 @@ PAIRS = 4
 #: the probe's tensor: small enough that one op stays on one intra-op thread
 _SHAPE = (64, 256)
 #: no probe for a model whose serial call is shorter: its tasks would be a few busy
-#: steps, where the trivial wake-up probe (:func:`irviz.measure.child.wake_us`) is the
-#: same measurement, and the probe would outlast the model's calls it is sampled with
-MIN_SERIAL_S = 0.002
+#: steps, and the trivial wake-up probe (:func:`irviz.measure.child.wake_us`) stands in.
+#: It was 2 ms; the seed LSTMEnsemble at C = 16 (0.8 ms calls) then got the trivial
+#: probe's charge at every start and was predicted 0.81-0.94x where 1.26-1.40x was
+#: measured with one intra-op thread; with the probe, 1.03-1.43x against 1.15-1.50x
+#: (five `irviz report --measure` runs, 2026-12-02)
+MIN_SERIAL_S = 0.0002
 
 
 def probe_functions() -> tuple[Any, Any, Any]:
