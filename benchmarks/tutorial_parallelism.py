@@ -155,8 +155,8 @@ def _static(G, intra: int, inter: int, cpus: int) -> float:
 def _calibrated(G, intra: int, inter: int, cpus: int, serial: dict,
                 other_load: float | None, wake: float | None, pair: float | None,
                 handoff: dict | None, pool_pair: float | None) -> float:
-    """The calibrated prediction from one child's serial run, pair and hand-off probes and
-    the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
+    """The calibrated prediction from one child's serial run, pair, pool-pair and hand-off
+    probes and the CPUs other jobs took meanwhile (what `irviz report --measure` computes)."""
     from irviz.analyses.prediction import Calibration, calibrated
 
     found, _, _ = calibrated(G, intra, inter, cpus, Calibration(

@@ -312,14 +312,13 @@ def _handoff_costs(measured: dict) -> str:
 def _pool_speeds(measured: dict) -> str:
     """``; the ops on pool threads at ...: 3.00× the caller's at (2, 2), 1.08× at (1, 2)``:
     the settings whose pool pair ran faster than the caller ("" when none did)."""
-    said = [f"{s['pool_speed']:.2f}× at ({s['intra_op']}, {s['inter_op']})"
-            for s in measured.get("settings", [])
-            if s.get("pool_speed") not in (None, 1.0) and not s.get("error")]
-    if not said:
-        return ""
-    said[0] = said[0].replace("× at", "× the caller's at", 1)
+    faster = [s for s in measured.get("settings", [])
+              if s.get("pool_speed") not in (None, 1.0) and not s.get("error")]
+    whose = [" the caller's"] + [""] * (len(faster) - 1)
+    said = [f"{s['pool_speed']:.2f}×{w} at ({s['intra_op']}, {s['inter_op']})"
+            for s, w in zip(faster, whose)]
     return ("; the ops on pool threads at the speed two copies of the serial baseline "
-            f"forked at once ran there: {', '.join(said)}")
+            f"forked at once ran there: {', '.join(said)}") if said else ""
 
 
 def _tables(t: dict) -> list[Table]:
