@@ -8,6 +8,7 @@ escaped) and tooltips, never DOT statements. Colours come from :mod:`.style`.
 """
 from __future__ import annotations
 
+import math
 import os
 from typing import NamedTuple
 
@@ -20,7 +21,8 @@ from ..ir.model import (CHOICE_BODIES, LOOP_KINDS, TASK_KINDS, format_shape, is_
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
-from .style import DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_NOTES, NODE_STYLE, TEXT_COLOR
+from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_NOTES, NODE_STYLE, SPACE_EM,
+                    TEXT_COLOR, bold_extra_em)
 
 __all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "tooltip"]
 
@@ -35,6 +37,19 @@ _h = dot_html     # text inside an HTML-like label
 
 def _truncate(text: str, width: int = 48) -> str:
     return truncate(str(text), width)
+
+
+def _bold(text: str, size: float = 11.0) -> str:
+    """``text`` in bold, followed by blank space as wide as bold adds to it, so text drawn
+    in bold fits a box Graphviz sized with regular metrics (see :func:`.style.bold_extra_em`).
+    The space is a run of spaces at a point size no larger than the text's own."""
+    bold = f"<B>{_h(text)}</B>"
+    extra = bold_extra_em(text) * size          # points
+    if extra <= 0:
+        return bold
+    spaces = -(-extra // (SPACE_EM * size))       # ceil: keeps the pad's size <= size
+    points = math.ceil(extra / (SPACE_EM * spaces) * 10) / 10
+    return f'{bold}<FONT POINT-SIZE="{points:g}">{" " * int(spaces)}</FONT>'
 
 
 def _font(color: str, text: str) -> str:
@@ -90,7 +105,7 @@ class Labels:
     # -- lint badges -------------------------------------------------------------
     def _badge_rows(self, drawn: str) -> list[str]:
         codes = sorted({f["code"] for f in self.plan.badges.get(drawn, ())})
-        rows = [_font("warning", f'<B>⚠ {_h(" ".join(codes))}</B>')] if codes else []
+        rows = [_font("warning", _bold("⚠ " + " ".join(codes), 9))] if codes else []
         checks = self.plan.check_badges.get(drawn, ())
         if checks:
             rows.append(_font("detail", f"✓ {len(checks)} check{'s' if len(checks) > 1 else ''}"))
@@ -186,7 +201,7 @@ class Labels:
         if folded:
             more = "…" if len(folded) > MAX_FOLDED else ""
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
-        cells = [f"<B>{_h(_truncate(title, 60))}</B>"]
+        cells = [_bold(_truncate(title, 60))]
         cells += [_font("detail", _h(_truncate(r, 60))) for r in rows if r]
         cells += self._badge_rows(node)
         return HtmlLabel("<" + "<BR/>".join(cells) + ">")
@@ -257,7 +272,7 @@ class Labels:
         shown = [n for n in self.plan.members.get(box, ())
                  if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
-        rows = [f"<B>{_h(_truncate(info['label'], 60))}</B>", self._ops_row(ops, shown, cid)]
+        rows = [_bold(_truncate(info['label'], 60)), self._ops_row(ops, shown, cid)]
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
         lines = [f"{info['kind']} call: {info['label']}",
                  f"type: {info.get('qualified_type')}"]
@@ -284,7 +299,7 @@ class Labels:
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"
-        rows = [f"<B>{_h(_truncate(head, 60))}</B>",
+        rows = [_bold(_truncate(head, 60)),
                 _font("detail", _h(_truncate(
                     f"{kind} × {len(names)} (same as {call_name(first)})", 60))),
                 self._ops_row(ops, shown, calls[-2])]
@@ -310,10 +325,10 @@ class Labels:
         """The frame of a call drawn open: its label, method, and what a trace froze."""
         info = self.blocks[cid]
         where = self._loc(info.get("user_source"))
-        label = f"<<B>{_h(_truncate(info['label'], 80))}</B>"
+        label = "<" + _bold(_truncate(info['label'], 80))
         other = (info.get(DIFF) or {}).get("right_label")
         if other:   # irviz diff: the right side calls another class here
-            label += f" → <B>{_h(_truncate(other.rsplit(': ', 1)[-1], 60))}</B>"
+            label += " → " + _bold(_truncate(other.rsplit(': ', 1)[-1], 60))
         if info.get("method") not in (None, "forward") and info["kind"] == "method":
             label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
         frozen = info.get("irviz.frozen")
@@ -344,7 +359,7 @@ class Labels:
         }.get(data["kind"], data["kind"])
         if where and not data.get("code") and data["kind"].startswith("higher_order::"):
             where = f"in the body called at {where}"   # torch kept only the outer op's line
-        label = f"<<B>{_h(_truncate(code, 60))}</B>"
+        label = "<" + _bold(_truncate(code, 60))
         if where:
             label += f' <FONT POINT-SIZE="9">{_h(_truncate(where, 60))}</FONT>'
         return Text(HtmlLabel(label + ">"), tooltip([f"{data['kind']} at {where}"]))
@@ -372,7 +387,7 @@ class Labels:
         shown = [n for n in self.plan.members.get(rid, ())
                  if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
-        rows = [f"<B>{_h(f'× {rolled} iterations')}</B>",
+        rows = [_bold(f'× {rolled} iterations'),
                 _font("detail", _h(_truncate(f"loop unrolled by the trace: {loop['lines']}",
                                              60))),
                 self._ops_row(ops, shown)]
@@ -415,7 +430,7 @@ class Labels:
         G = self.G
         title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
         span = len(LEGEND)
-        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}"><B>{_h(_truncate(title, 140))}</B>'
+        rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">{_bold(_truncate(title, 140))}'
                 f' <FONT COLOR="{TEXT_COLOR["mode"]}">({_h(G.graph.get("mode"))})</FONT>'
                 '</TD></TR>']
         notes = list(self.opt.notes) + list(self.plan.notes) + [

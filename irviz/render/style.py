@@ -8,7 +8,24 @@ from __future__ import annotations
 
 from ..ir.model import CHOICE_BODIES, CHOICE_KINDS, LOOP_BODIES, LOOP_KINDS
 
-FONT = "Helvetica"
+#: Arial first: Graphviz sizes text from its built-in Arial metrics when it draws SVG without
+#: fonts (see :mod:`.engines`), and Liberation Sans / Arimo are metric-compatible stand-ins
+#: where Arial is not installed. Helvetica is close; sans-serif is the last resort.
+FONT = "Arial, Liberation Sans, Arimo, Helvetica, sans-serif"
+
+# Graphviz's built-in metrics have no bold face. Arial Bold is 0.055 em wider than regular
+# for these characters and as wide for the others (measured on Liberation Sans, which has
+# Arial's widths); a label pads its bold text by the difference so it fits its box.
+_BOLD_WIDER = frozenset("!&:;?ABJKL[]{}'bcdfghijklmnopqrstuvwxy")
+_BOLD_MUCH_WIDER = frozenset('"^')
+#: width of a space in Graphviz's Arial metrics, in em
+SPACE_EM = 0.2779
+
+
+def bold_extra_em(text: str) -> float:
+    """How much wider ``text`` is drawn in Arial Bold than Graphviz measures it, in em."""
+    return sum(0.0556 if c in _BOLD_WIDER else 0.1191 if c in _BOLD_MUCH_WIDER else 0.0
+               for c in text)
 
 #: node category -> DOT node attributes
 NODE_STYLE = {
