@@ -179,7 +179,8 @@ def main() -> None:
               help="Collapse module calls nested deeper than N into one box.  [default: "
                    "no limit]")
 @click.option("--expand-library", is_flag=True,
-              help="Also expand torch.nn modules (drawn as one box by default).")
+              help="Also expand torch.nn modules and the leaf modules of installed "
+                   "libraries (GPT-2's Conv1D, activations), drawn as one box by default.")
 @click.option("--show-checks", is_flag=True,
               help="Draw validation code (branches that only raise, asserts, loops of them); "
                    "by default it is folded into a '✓ N checks' badge on the node it guards.")

@@ -129,3 +129,20 @@ def test_focus_opens_one_call_and_an_unknown_one_is_a_usage_error():
     assert isinstance(plan, DrawPlan)
     with pytest.raises(UsageError, match="no module call with that path"):
         plan_view(view.graph, RenderOptions(focus="encoder.layer.2"))
+
+
+@pytest.mark.parametrize("name, mode", [("Net", "trace"), ("Scriptable", "script")])
+def test_leaf_modules_of_installed_libraries_are_boxes(name, mode):
+    """transformers' Conv1D and NewGELUActivation call no other module: one box each, as
+    nn.Linear is; GPT2MLP calls modules and stays open, and so does the user's own leaf
+    module; --expand-library opens them all."""
+    G = one(f"{MODELS / 'library_leaves.py'}:{name}", mode).graph
+    blocks = G.graph["blocks"]
+    modules = {info.get("module") for info in blocks.values() if info["kind"] == "method"}
+    boxes = {blocks[cid]["module"] for cid in plan_view(G, RenderOptions()).boxes}
+    assert {"proj", "act", "scale"} <= modules
+    assert {"proj", "act"} <= boxes and "scale" not in boxes
+    if name == "Net":
+        assert {"mlp.c_fc", "mlp.c_proj", "mlp.act", "mlp.dropout"} <= boxes
+        assert "mlp" in modules and "mlp" not in boxes
+    assert not plan_view(G, RenderOptions(expand_library=True)).boxes

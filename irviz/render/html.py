@@ -34,7 +34,7 @@ from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .dot import DotResult
 from .escape import json_dumps, xml_text
-from .plan import DrawPlan, RenderOptions, is_library_call, plan_view
+from .plan import DrawPlan, RenderOptions, library_calls, plan_view
 
 __all__ = ["MAX_PAGES", "VIEWER_DIR", "ModulePages", "module_pages", "node_details", "svg_ids",
            "viewer_fragment", "viewer_page"]
@@ -297,7 +297,7 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
                  overview: DrawPlan | DotResult | str | None = None,
                  max_page_nodes: int = MAX_PAGE_NODES) -> ModulePages:
     """The module pages of ``view``'s overview: each collapsed call of a user module (not a
-    torch.nn library module, unless ``expand_library``) gets the graph drawn with
+    library module, see :func:`.plan.library_calls`, unless ``expand_library``) gets the graph drawn with
     ``focus=<its path>``, within the same node budget; the user modules such a page still
     draws as boxes inside its module get pages too (breadth first). Calls of the same class
     with the same ops share the first one's page; past ``max_pages`` distinct pages, or once
@@ -315,6 +315,7 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
         return result
     G = view.graph
     blocks = G.graph.get("blocks", {})
+    library = set() if view.options.expand_library else library_calls(blocks)
     overrides = {"findings": list(findings)} if findings is not None else {}
 
     def boxes(plan: DrawPlan, inside: str | None = None) -> list[tuple[str, str]]:
@@ -323,7 +324,7 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
         for cid in plan.boxes:
             info = blocks.get(cid)
             if (info is None or info["kind"] != "method" or not info.get("module")
-                    or (is_library_call(info) and not view.options.expand_library)
+                    or cid in library
                     or (inside is not None and not info["module"].startswith(inside + "."))):
                 continue
             out.append((info["module"], cid))

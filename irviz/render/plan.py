@@ -13,7 +13,9 @@ never changes them; the same graph and options give the same plan.
 """
 from __future__ import annotations
 
+import functools
 import os
+import sys
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -25,11 +27,12 @@ from ..analyses.checks import CHECK, checks_at
 from ..analyses.unrolled_loops import unrolled_runs
 from ..ir.model import CALL_KINDS, is_folded
 from ..ir.source import split_location
+from ..paths import is_installed_library_file
 from ..perf import gc_paused
 
 __all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "LONG_LOOP",
            "LONG_LOOP_BODY", "Layout", "MIN_ROLL_RUN", "RenderOptions", "call_name",
-           "call_type", "is_library_call", "nodes_by_call", "plan_view",
+           "call_type", "is_library_call", "library_calls", "nodes_by_call", "plan_view",
            "predicted_layout_seconds"]
 
 #: fewest consecutive identical sibling module calls rolled into one node when the budget
@@ -203,6 +206,45 @@ def is_library_call(info: dict) -> bool:
     return qual.startswith(_LIBRARY_MODULES)
 
 
+@functools.lru_cache(maxsize=1024)
+def _installed_class(qualified: str) -> bool:
+    """The class named ``qualified`` (``transformers.pytorch_utils.Conv1D``) is defined in
+    a file of an installed package, not in the user's own code."""
+    module = qualified.rpartition(".")[0]
+    while module:                       # a nested class: pkg.mod.Outer.Inner
+        loaded = sys.modules.get(module)
+        if loaded is not None:
+            return is_installed_library_file(getattr(loaded, "__file__", None))
+        module = module.rpartition(".")[0]
+    return False
+
+
+def library_calls(blocks: Mapping[str, dict]) -> set[str]:
+    """The call containers drawn as one box by default (``--expand-library`` opens them):
+    torch's own modules (:func:`is_library_call`), and the leaf modules of installed
+    libraries - a module of transformers, torchvision, ... that calls no other module is
+    a layer the way ``nn.Linear`` is (GPT-2's ``Conv1D``, an ``RMSNorm``, an activation),
+    while a library module that calls others (an attention block) stays open."""
+    calls_below: set[str] = set()
+    for cid, info in blocks.items():
+        if info["kind"] in CALL_KINDS:
+            parent = info["parent"]
+            while parent is not None and parent not in calls_below:
+                calls_below.add(parent)
+                parent = blocks[parent]["parent"]
+    out = set()
+    for cid, info in blocks.items():
+        if info["kind"] not in CALL_KINDS:
+            continue
+        if is_library_call(info):
+            out.add(cid)
+        elif info["kind"] == "method" and cid not in calls_below:
+            qual = (info.get("qualified_type") or "").removeprefix("__torch__.")
+            if "." in qual and _installed_class(qual):
+                out.add(cid)
+    return out
+
+
 def call_name(info: dict) -> str:
     """How a call container is named to the user: its module path, else its label."""
     return info.get("module") or info["label"]
@@ -253,6 +295,7 @@ class _Planner:
         self.G = G
         self.opt = options
         self.blocks: dict[str, dict] = G.graph["blocks"]
+        self._library = library_calls(self.blocks)
         self.notes: list[str] = []
         self._order: list[str] = list(G)
         self._pos = {n: i for i, n in enumerate(self._order)}
@@ -355,7 +398,7 @@ class _Planner:
             if info["kind"] not in CALL_KINDS:
                 return False
             too_deep = depth is not None and info["depth"] > depth
-            library = not self.opt.expand_library and is_library_call(info)
+            library = not self.opt.expand_library and cid in self._library
             outside = focus is not None and cid not in focus
             if self._changed is not None:  # a diff: open only what changed
                 library = outside = cid not in self._changed
@@ -812,7 +855,7 @@ class _Planner:
         (ResNet-18). Its folded constants are not drawn either."""
         boxes = {f"box:{cid}" for cid in collapsed.values()}
         return {box for box in boxes
-                if is_library_call(self.blocks[box[4:]])
+                if box[4:] in self._library
                 and all(n in self._folded_nodes for n in members.get(box, ()))}
 
     # -- what each open container draws ------------------------------------------
