@@ -5,6 +5,7 @@ facts on it, and its renderings (DOT, SVG, node-link JSON) are drawn from those 
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -20,6 +21,11 @@ __all__ = ["Visualization", "JSON_SCHEMA_VERSION"]
 #: version of the node-link JSON layout written by ``--format json``
 JSON_SCHEMA_VERSION = 1
 
+
+def first_sentence(message: str) -> str:
+    """The message up to its first full stop that ends a sentence: not the dot inside
+    ``torch.tensor results are registered as constants``."""
+    return re.split(r"\.(?:\s|$)", message.strip(), maxsplit=1)[0]
 
 @dataclass
 class Visualization:
@@ -46,7 +52,7 @@ class Visualization:
         for w in self.capture.warnings:
             if w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
-                notes.append(f"⚠ {w.category} at {loc}: {w.message.split('.')[0]}")
+                notes.append(f"⚠ {w.category} at {loc}: {first_sentence(w.message)}")
         return notes
 
     def title(self) -> str:

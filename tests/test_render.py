@@ -293,3 +293,19 @@ def test_bold_text_is_padded_by_what_bold_adds():
     assert size <= 11 and spaces * SPACE_EM * size >= 0.61 * 11
     assert padded.startswith("<B>TupleConstruct</B><FONT")
     assert _bold("a<b").startswith("<B>a&lt;b</B>")
+
+
+def test_tracer_warning_note_keeps_its_first_sentence():
+    """torch's "torch.tensor results are registered as constants in the trace. ..." was
+    cut at its first dot: the picture said "TracerWarning at m.py:N: torch"."""
+    import torch
+
+    from irviz.api import visualize
+
+    class AddsConstant(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.tensor([1.0, 2.0])
+
+    [view] = visualize(AddsConstant(), mode="trace", inputs=torch.rand(2))
+    [note] = [n for n in view.notes() if "TracerWarning" in n]
+    assert note.endswith(": torch.tensor results are registered as constants in the trace")
