@@ -359,3 +359,19 @@ def test_dot_whose_config_is_not_found_renders_as_installed(monkeypatch, tmp_pat
     monkeypatch.delenv("GVBINDIR", raising=False)
     assert engines._fontless_env(str(wrapper)) is None
     assert b"<svg" in render(LABELLED, "svg", "dot")
+
+
+@requires_dot
+def test_dot_that_refuses_the_trimmed_config_renders_as_installed(monkeypatch):
+    """A Graphviz whose plugin configuration we misread (here: emptied) says the format is
+    not recognized; the render is retried with its own set-up, which is then kept."""
+    binary = shutil.which("dot")
+    engines._fontless_config.cache_clear()
+    monkeypatch.setattr(engines, "_without_text_layout", lambda config, folder: "")
+    monkeypatch.setattr(engines, "_fontless_refused", set())
+    try:
+        assert b"<svg" in render(LABELLED, "svg", "dot")
+        assert binary in engines._fontless_refused
+        assert engines._fontless_env(binary) is None
+    finally:
+        engines._fontless_config.cache_clear()
