@@ -302,10 +302,10 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
     such a page still draws as boxes inside its module get pages too (breadth first). Calls
     of the same class with the same ops share the first one's page; past ``max_pages``
     distinct pages, or once the pages draw ``max_page_nodes`` nodes in all, a module gets a
-    note instead (each page is one more Graphviz layout and ~2 KB of SVG per node). ``overview``: the overview's
-    plan (or the ``DotResult`` holding it), when already made with the same options;
-    otherwise, and for DOT text, which is not read, the plan is made here (planning only,
-    no DOT). ``view`` is left as it was: its last ``dot()`` stays the overview's."""
+    note instead (each page is one more Graphviz layout and ~2 KB of SVG per node).
+    ``overview``: the overview's plan (or the ``DotResult`` holding it), when already made
+    with the same options; otherwise, and for DOT text, which is not read, the plan is made
+    here (planning only, no DOT). ``view`` is left as it was: its last ``dot()`` stays the overview's."""
     from ..errors import RenderError
     from . import engines
 
