@@ -296,16 +296,16 @@ def module_pages(view, *, engine: str = "auto", findings: list[dict] | None = No
                  max_pages: int = MAX_PAGES,
                  overview: DrawPlan | DotResult | str | None = None,
                  max_page_nodes: int = MAX_PAGE_NODES) -> ModulePages:
-    """The module pages of ``view``'s overview: each collapsed call of a user module (not a
-    library module, see :func:`.plan.library_calls`, unless ``expand_library``) gets the
-    graph drawn with ``focus=<its path>``, within the same node budget; the user modules
-    such a page still draws as boxes inside its module get pages too (breadth first). Calls
-    of the same class with the same ops share the first one's page; past ``max_pages``
-    distinct pages, or once the pages draw ``max_page_nodes`` nodes in all, a module gets a
-    note instead (each page is one more Graphviz layout and ~2 KB of SVG per node).
-    ``overview``: the overview's plan (or the ``DotResult`` holding it), when already made
-    with the same options; otherwise, and for DOT text, which is not read, the plan is made
-    here (planning only, no DOT). ``view`` is left as it was: its last ``dot()`` stays the overview's."""
+    """The module pages of ``view``'s overview: each collapsed call of a user module (not a library
+    module, see :func:`.plan.library_calls`, unless ``expand_library``) gets the graph drawn
+    with ``focus=<its path>``, within the same node budget; the user modules such a page still
+    draws as boxes inside its module get pages too (breadth first). Calls of the same class with
+    the same ops share the first one's page; past ``max_pages`` distinct pages, or once the
+    pages draw ``max_page_nodes`` nodes in all, a module gets a note instead (each page is one
+    more Graphviz layout and ~2 KB of SVG per node). ``overview``: the overview's plan (or the
+    ``DotResult`` holding it), when already made with the same options; otherwise, and for DOT
+    text, which is not read, the plan is made here (planning only, no DOT). ``view`` is left as
+    it was: its last ``dot()`` stays the overview's."""
     from ..errors import RenderError
     from . import engines
 
