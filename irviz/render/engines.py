@@ -152,11 +152,12 @@ def _timeout_error(timeout: float | None) -> RenderError:
 # -- text sizes without fonts -----------------------------------------------------------------
 #
 # With its pango plugin, `dot` measures every label with the fonts installed on the machine.
-# Loading pango and its fonts is most of a small render (MyCell: 11 ms of which ~9 ms; GPT-2's
-# 545 nodes 88 -> 63 ms without it, measured on Graphviz 2.43), and it makes a drawing depend
+# Loading pango and its fonts is most of a small render (MyCell's picture: 11.1 ms with it,
+# 2.4 ms without; GPT-2's 545 nodes 88 -> 63 ms; Graphviz 2.43), and it makes a drawing depend
 # on the machine's fonts. Without a text-layout plugin Graphviz sizes text from the Arial
 # metrics it carries (the fontname starts with "Arial"), which every common system matches
-# (Arial, or the metric-compatible Liberation Sans / Arimo), as the WebAssembly build does.
+# (Arial, or the metric-compatible Liberation Sans / Arimo, which Debian's graphviz
+# recommends); the WebAssembly build always sizes text this way.
 # The SVG writer does not need pango, so for SVG `dot` gets a plugin configuration without
 # the text-layout plugins; other formats (PNG, PDF) draw through cairo and keep it.
 
