@@ -375,3 +375,11 @@ def test_dot_that_refuses_the_trimmed_config_renders_as_installed(monkeypatch):
         assert engines._fontless_env(binary) is None
     finally:
         engines._fontless_config.cache_clear()
+
+
+@requires_dot
+def test_unreadable_plugin_folder_renders_as_installed(monkeypatch, tmp_path):
+    """GVBINDIR naming a folder that is not there: dot runs with its own set-up (and
+    reports its own problem, if any), irviz does not fail looking for the config."""
+    monkeypatch.setenv("GVBINDIR", str(tmp_path / "missing"))
+    assert engines._plugin_dir(shutil.which("dot")) is None

@@ -179,9 +179,11 @@ def _plugin_dir(binary: str) -> str | None:
                       *sorted(glob.glob(os.path.join(prefix, "lib*", "*", "graphviz"))),
                       os.path.join(prefix, "lib64", "graphviz")]
     for folder in candidates:
-        if os.path.isdir(folder) and any(_CONFIG_NAME.fullmatch(name)
-                                         for name in os.listdir(folder)):
-            return folder
+        try:
+            if any(_CONFIG_NAME.fullmatch(name) for name in os.listdir(folder)):
+                return folder
+        except OSError:   # not there, or not readable: dot runs as installed
+            continue
     return None
 
 
