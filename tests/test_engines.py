@@ -1,6 +1,7 @@
 """irviz.render.engines against real Graphviz: the dot binary and the WebAssembly build."""
 from __future__ import annotations
 
+import pathlib
 import shutil
 import warnings
 import xml.etree.ElementTree as ET
@@ -343,7 +344,7 @@ def test_installed_config_is_found_and_trimmed():
     binary = shutil.which("dot")
     folder = engines._fontless_config(binary)
     assert folder is not None, "Graphviz's plugin configuration was not found next to dot"
-    configs = list(__import__("pathlib").Path(folder).glob("config*"))
+    configs = list(pathlib.Path(folder).glob("config*"))
     assert configs and all("textlayout" not in p.read_text() for p in configs)
     assert any("dot_layout" in p.read_text() for p in configs)
 

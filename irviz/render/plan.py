@@ -226,7 +226,7 @@ def library_calls(blocks: Mapping[str, dict]) -> set[str]:
     a layer the way ``nn.Linear`` is (GPT-2's ``Conv1D``, an ``RMSNorm``, an activation),
     while a library module that calls others (an attention block) stays open."""
     calls_below: set[str] = set()
-    for cid, info in blocks.items():
+    for info in blocks.values():
         if info["kind"] in CALL_KINDS:
             parent = info["parent"]
             while parent is not None and parent not in calls_below:
