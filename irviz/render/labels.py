@@ -34,6 +34,10 @@ TOOLTIP_LINES = 40
 
 _h = dot_html     # text inside an HTML-like label
 
+#: what a call marked "trace froze" means (its tooltip's last line about it)
+_FROZEN_HINT = ("the trace recorded the branch this call's input took; "
+                "another input may need the other")
+
 
 def _truncate(text: str, width: int = 48) -> str:
     return truncate(str(text), width)
@@ -119,6 +123,38 @@ class Labels:
             lines.append("checked before it (folded; --show-checks draws them):")
             lines += [f"  {text}" for text in checks]
         return lines
+
+    # -- what a trace froze --------------------------------------------------------
+    def _frozen_inside(self, members, stop: str | None) -> list[str]:
+        """What a trace froze in the calls a box, roll or rolled loop stands for: the
+        ``irviz.frozen`` line of every call container around one of ``members`` below
+        ``stop`` (the container the drawn node sits in); a call nested deeper than the
+        ones drawn says its path (``⚠ trace froze line 8: if x.sum() > 0: (in
+        encoder.gate)``). In program order, each once."""
+        seen: set[str] = set()
+        out: list[str] = []
+        for block in dict.fromkeys(self.G.nodes[n]["block"] for n in members):
+            chain = []
+            while block is not None and block != stop and block not in seen:
+                seen.add(block)
+                chain.append(block)
+                block = self.blocks[block]["parent"]
+            for cid in reversed(chain):   # outermost first
+                info = self.blocks[cid]
+                text = info.get("irviz.frozen")
+                if text:
+                    path = call_name(info) if info["parent"] != stop else None
+                    line = f"{text} (in {path})" if path else text
+                    if line not in out:
+                        out.append(line)
+        return out
+
+    def _frozen_rows(self, frozen: list[str]) -> list[str]:
+        """The marker lines of a box or roll node: the first thing frozen, and how many more."""
+        if not frozen:
+            return []
+        more = f" (+{len(frozen) - 1} more)" if len(frozen) > 1 else ""
+        return [_font("warning", _h(_truncate(frozen[0], 60) + more))]
 
     # -- folded constants --------------------------------------------------------
     def const_text(self, node: str) -> str:
@@ -272,13 +308,16 @@ class Labels:
         shown = [n for n in self.plan.members.get(box, ())
                  if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
+        frozen = self._frozen_inside(self.plan.members.get(box, ()), info["parent"])
         rows = [_bold(_truncate(info['label'], 60)), self._ops_row(ops, shown, cid)]
+        rows += self._frozen_rows(frozen)
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
         lines = [f"{info['kind']} call: {info['label']}",
                  f"type: {info.get('qualified_type')}"]
         if info.get("user_source"):
             lines.append(f"called at: {self._loc(info['user_source'])}")
         lines.append(f"collapsed: {ops} operations inside")
+        lines += frozen + ([_FROZEN_HINT] if frozen else [])
         lines += self._badge_tooltip(box)
         return Text(label, tooltip(lines))
 
@@ -299,10 +338,11 @@ class Labels:
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"
+        frozen = self._frozen_inside(members, first["parent"])
         rows = [_bold(_truncate(head, 60)),
                 _font("detail", _h(_truncate(
                     f"{kind} × {len(names)} (same as {call_name(first)})", 60))),
-                self._ops_row(ops, shown, calls[-2])]
+                self._ops_row(ops, shown, calls[-2])] + self._frozen_rows(frozen)
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
         lines = [f"{len(names)} repeated calls of {kind} rolled up "
                  f"(type: {first.get('qualified_type') or first['label']})",
@@ -318,6 +358,7 @@ class Labels:
                 line = " "
             line += f" {name}"
         lines.append(line)
+        lines += frozen + ([_FROZEN_HINT] if frozen else [])
         lines += self._badge_tooltip(rid)
         return Text(label, tooltip(lines))
 
@@ -332,11 +373,12 @@ class Labels:
         if info.get("method") not in (None, "forward") and info["kind"] == "method":
             label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
         frozen = info.get("irviz.frozen")
+        lines = [f"{info['label']}" + (f" (called at {where})" if where else "")]
         if frozen:
             label += (f'<BR/><FONT COLOR="{TEXT_COLOR["warning"]}" POINT-SIZE="9">'
                       f'{_h(_truncate(frozen, 140))}</FONT>')
-        return Text(HtmlLabel(label + ">"),
-                    tooltip([f"{info['label']}" + (f" (called at {where})" if where else "")]))
+            lines += [frozen, _FROZEN_HINT]
+        return Text(HtmlLabel(label + ">"), tooltip(lines))
 
     def empty_call(self, cid: str) -> Text:
         """What an open call that ran no operation says (a traced module that only
@@ -387,16 +429,18 @@ class Labels:
         shown = [n for n in self.plan.members.get(rid, ())
                  if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
+        frozen = self._frozen_inside(self.plan.members.get(rid, ()), loop["block"])
         rows = [_bold(f'× {rolled} iterations'),
                 _font("detail", _h(_truncate(f"loop unrolled by the trace: {loop['lines']}",
                                              60))),
-                self._ops_row(ops, shown)]
+                self._ops_row(ops, shown)] + self._frozen_rows(frozen)
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
         lines = [f"iterations 2–{trips - 1} of {trips} of a Python loop the trace unrolled "
                  f"({loop['lines']}), rolled up",
                  "the first and the last iteration are drawn before and after",
                  f"{ops} operations inside, {ops // max(rolled, 1)} per iteration",
                  "the traced graph runs every iteration; the trip count is baked in"]
+        lines += frozen + ([_FROZEN_HINT] if frozen else [])
         lines += self._badge_tooltip(rid)
         return Text(label, tooltip(lines))
 
