@@ -7,12 +7,15 @@ gets it (its text, its tooltips, its colours).
 """
 from __future__ import annotations
 
+import json
+import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
 from conftest import one, requires_dot
+from irviz.render.html import node_details
 
 MODELS = Path(__file__).resolve().parent / "models"
 LOOP_GATE = f"{MODELS / 'loop_gate.py'}:Model"
@@ -112,3 +115,93 @@ example_inputs = {
     box = next(v for k, v in items.items() if k.startswith("box:") and "inner: Model" in v["text"])
     assert "⚠ trace froze line 8: if x.sum() > 0: (in inner.gate)" in box["text"], box
     assert "(in inner.gate)" in box["tooltip"]
+
+
+# -- 2. torch's overload names are never shown -------------------------------------------
+def _overload_names(text: str) -> list[str]:
+    return re.findall(r"forward\d+|forward__\d+", text)
+
+
+@requires_dot
+def test_the_calls_of_a_traced_module_say_which_call_they_are(loop_gate):
+    blocks = loop_gate.graph.graph["blocks"]
+    calls = _gate_calls(loop_gate)
+    # the trace names them forward, forward1, forward2: the picture never does
+    assert [blocks[c]["method"] for c in calls] == ["forward", "forward1", "forward2"]
+    svg = loop_gate.svg(engine="dot")
+    assert _overload_names(svg.decode("utf-8")) == []
+    items = _svg_items(svg)
+    for k, cid in enumerate(calls, 1):
+        frame = items[f"cluster:{cid}"]
+        assert f"call {k} of 3" in frame["text"], frame
+        assert f"call {k} of 3 of gate.forward()" in frame["tooltip"]
+    assert _overload_names(loop_gate.dot(depth=0)) == []
+    assert "call 3 of 3 of gate.forward()" in loop_gate.dot(depth=0)   # a box's tooltip
+
+
+def test_the_viewer_details_name_forward_and_the_call(loop_gate):
+    loop_gate.dot()
+    details = node_details(loop_gate)
+    assert _overload_names(json.dumps(details)) == []
+    for k, cid in enumerate(_gate_calls(loop_gate), 1):
+        for key in (f"cluster:{cid}", f"box:{cid}"):
+            entry = details[key]
+            assert entry["method"] == "forward" and entry["call"] == f"{k} of 3", entry
+            assert entry["frozen"] == "⚠ trace froze line 8: if x.sum() > 0:"
+
+
+@requires_dot
+def test_a_run_of_calls_of_one_traced_module_is_rolled_and_numbered():
+    """Twelve calls of ``gate`` in a traced loop: forward, forward1 ... forward11 are one
+    method, so over the budget the run rolls up, named by its calls."""
+    view = one(LOOP_GATE, "trace", inputs="(tuple(torch.ones(2, 3) for _ in range(12)),)")
+    svg = view.svg(engine="dot", max_nodes=12)
+    assert _overload_names(svg.decode("utf-8")) == []
+    roll = next(v for k, v in _svg_items(svg).items() if k.startswith("roll:"))
+    assert "gate calls 2–11 of 12" in roll["text"], roll
+    assert "(same as call 1)" in roll["text"]
+    assert "⚠ trace froze line 8: if x.sum() > 0:" in roll["text"]
+    assert "calls 2–11 of 12 of gate.forward()" in roll["tooltip"]
+    assert "between call 1 and call 12" in roll["tooltip"]
+    details = node_details(view)
+    rid = next(k for k in details if k.startswith("roll:"))
+    assert details[rid]["label"] == "gate calls 2–11 of 12"
+    assert details[rid]["call"] == "2–11 of 12"
+    assert _overload_names(json.dumps(details)) == []
+
+
+def test_a_forked_overload_is_named_as_the_user_calls_it():
+    """``torch.jit.fork(self.cell_f, x)`` on an ``nn.LSTM``: torch runs its overload
+    ``forward__0``; the fork's label and details say ``models.0.cell_f``."""
+    view = one("lstm_ensemble.py:LSTMEnsemble")
+    dot = view.dot()
+    assert "→ models.0.cell_f<" in dot and _overload_names(dot) == []
+    assert _overload_names(json.dumps(node_details(view))) == []
+
+
+def test_a_scripted_method_named_forward1_keeps_its_name(tmp_path):
+    """In a scripted graph ``forward1`` is the user's own method, not torch's name."""
+    path = tmp_path / "own_method.py"
+    path.write_text('''import torch
+
+
+class Two(torch.nn.Module):
+    def forward1(self, x):
+        return x * 2
+
+    def forward(self, x):
+        return x + 1
+
+
+class M(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.two = Two()
+
+    def forward(self, x):
+        return self.two.forward1(x) + self.two(x) + self.two(x)
+''', encoding="utf-8")
+    view = one(f"{path}:M", "script")
+    dot = view.dot()
+    assert ".forward1()" in dot
+    assert "call 1 of 2" in dot and "call 2 of 2" in dot     # the two calls of forward

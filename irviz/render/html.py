@@ -34,7 +34,8 @@ from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .dot import DotResult
 from .escape import json_dumps, xml_text
-from .plan import DrawPlan, RenderOptions, library_calls, plan_view
+from ..analyses.traced_control_flow import python_method
+from .plan import DrawPlan, RenderOptions, call_method, call_numbers, library_calls, plan_view
 
 __all__ = ["MAX_PAGES", "VIEWER_DIR", "ModulePages", "module_pages", "node_details", "svg_ids",
            "viewer_fragment", "viewer_page"]
@@ -95,6 +96,15 @@ def _finding_view(finding: dict) -> dict:
     return out
 
 
+def _callee(G, callee: str | None) -> str | None:
+    """A forked callee as the user's code names it: ``models.0.cell_f.forward`` for the
+    analyses' ``models.0.cell_f.forward__0`` (torch's name of an overload of ``forward``)."""
+    if not callee or "." not in callee:
+        return callee
+    head, _, method = callee.rpartition(".")
+    return f"{head}.{python_method(method, G.graph.get('mode') != 'script')}"
+
+
 def _fork_info(G, node: str, data: dict, places: _Places) -> dict | None:
     """The fork facts a reader needs (not the analyses' node lists)."""
     def where(n: str) -> str | None:
@@ -104,7 +114,7 @@ def _fork_info(G, node: str, data: dict, places: _Places) -> dict | None:
     region = fw.region(data)
     if region is not None:
         costs = par.task_costs(data)
-        out = {"callee": region.callee, "instances": region.instances, "loop": region.loop,
+        out = {"callee": _callee(G, region.callee), "instances": region.instances, "loop": region.loop,
                "branch": region.branch, "nested_in": region.nested_in,
                "same_iteration": region.same_iteration,
                "task_cost": costs.task_cost if costs else None,
@@ -119,7 +129,7 @@ def _fork_info(G, node: str, data: dict, places: _Places) -> dict | None:
     if data.get("subgraph_of"):
         owner = fw.region(G.nodes.get(data["subgraph_of"], {}))
         return {"task_of": where(data["subgraph_of"]),
-                "callee": owner.callee if owner else None}
+                "callee": _callee(G, owner.callee) if owner else None}
     return None
 
 
@@ -181,12 +191,18 @@ def node_details(view, findings: list[dict] | None = None,
         if checks.get(node):
             entry["checks"] = list(checks[node])
         details[node] = entry
+    numbers = call_numbers(G) if blocks else {}
     for cid, info in blocks.items():
         if info["kind"] not in CALL_KINDS:
             continue
+        number = numbers.get(cid)
         entry = {"kind": f"{info['kind']} call", "label": info.get("label"),
                  "module": info.get("module"), "class": info.get("class"),
-                 "method": info.get("method"), "type": info.get("qualified_type"),
+                 # forward, never torch's forward1 (call_method); which call of the module
+                 "method": call_method(G, info),
+                 "call": f"{number[0]} of {number[1]}" if number else None,
+                 "frozen": info.get("irviz.frozen"),
+                 "type": info.get("qualified_type"),
                  "depth": info.get("depth"), "ops": members.get(cid, 0),
                  # what a search finds in a module drawn as one box
                  "contains": sorted(k for k in kinds.get(cid, ()) if not k.startswith("prim::"))[:40],
@@ -201,8 +217,13 @@ def node_details(view, findings: list[dict] | None = None,
             continue
         names = [b.get("module") or b.get("label") for b in rolled]
         entry = details.get(f"box:{calls[1]}", {})
+        label, call = f"{names[0]} … {names[-1]}", None
+        first, last = numbers.get(calls[1]), numbers.get(calls[-2])
+        if len(set(names)) == 1 and first and last:   # one module called again and again
+            call = f"{first[0]}–{last[0]} of {first[1]}"
+            label = f"{names[0]} calls {call}"
         details[rid] = {**entry, "kind": f"{len(names)} repeated calls, rolled up",
-                        "label": f"{names[0]} … {names[-1]}",
+                        "label": label, "call": call,
                         "ops": sum(members.get(c, 0) for c in calls[1:-1]),
                         # a search for blocks.500 finds the roll node
                         "contains": names + list(entry.get("contains", [])),
@@ -288,7 +309,7 @@ def _structure(G, blocks: dict, cids: set[str]) -> dict[str, tuple]:
     for cid in cids:
         info = blocks[cid]
         cls = _MANGLE.sub("", info.get("qualified_type") or info.get("class") or info["label"])
-        out[cid] = (cls, info.get("method"), tuple(kinds[cid]))
+        out[cid] = (cls, call_method(G, info), tuple(kinds[cid]))
     return out
 
 

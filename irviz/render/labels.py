@@ -20,7 +20,8 @@ from ..ir.model import (CHOICE_BODIES, LOOP_KINDS, TASK_KINDS, format_shape, is_
                         returned_shape)
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
-from .plan import DrawPlan, RenderOptions, call_name, call_type, nodes_by_call
+from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,
+                   nodes_by_call)
 from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_NOTES, NODE_STYLE, SPACE_EM,
                     TEXT_COLOR, bold_extra_em)
 
@@ -99,6 +100,23 @@ class Labels:
             os.path.dirname(G.graph["source_file"]) if G.graph.get("source_file") else None)
         self._inside: dict[str, list[str]] | None = None
         self._short: dict[str | None, str | None] = {}
+        self._numbers: dict[str, tuple[int, int]] | None = None
+
+    def _call_number(self, cid: str) -> tuple[int, int] | None:
+        """``(k, n)``: the call is the k-th of n calls of its module (:func:`.call_numbers`)."""
+        if self._numbers is None:
+            self._numbers = call_numbers(self.G)
+        return self._numbers.get(cid)
+
+    def _call_line(self, cid: str) -> str | None:
+        """``call 2 of 3 of gate.forward()`` (a tooltip's line), for a module called more
+        than once."""
+        number = self._call_number(cid)
+        if number is None:
+            return None
+        info = self.blocks[cid]
+        return (f"call {number[0]} of {number[1]} of "
+                f"{info['module']}.{call_method(self.G, info) or 'forward'}()")
 
     def _loc(self, location: str | None) -> str | None:
         """``location`` as the picture shows it (once per location: a relpath each)."""
@@ -244,17 +262,18 @@ class Labels:
 
     def _task_call(self, fork: str) -> str | None:
         """The call a fork's task makes, named as its call cluster is (``models.0``,
-        ``foo()``, ``models.0.cell_f.forward__0``); None when the task calls nothing
-        (traced). The call is the fork region's (:mod:`irviz.analyses.fork_wait`); its
-        ``callee`` names it in the report's words (``models.0.forward``), the picture in
-        its clusters' words."""
+        ``foo()``, ``models.0.step`` for a method other than forward; ``models.0.cell_f``,
+        not torch's ``forward__0``, the overload it made of ``nn.LSTM.forward``); None when
+        the task calls nothing (traced). The call is the fork region's
+        (:mod:`irviz.analyses.fork_wait`); its ``callee`` names it in the report's words
+        (``models.0.forward``), the picture in its clusters' words."""
         found = region(self.G.nodes[fork])
         if found is None or found.call is None:
             return None
         info = self.blocks[found.call]
         if info["kind"] == "function":
             return info["label"]
-        method = info.get("method")
+        method = call_method(self.G, info)
         suffix = f".{method}" if method not in (None, "forward") else ""
         return info["label"].split(":")[0] + suffix
 
@@ -314,6 +333,8 @@ class Labels:
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
         lines = [f"{info['kind']} call: {info['label']}",
                  f"type: {info.get('qualified_type')}"]
+        if self._call_line(cid):
+            lines.append(self._call_line(cid))
         if info.get("user_source"):
             lines.append(f"called at: {self._loc(info['user_source'])}")
         lines.append(f"collapsed: {ops} operations inside")
@@ -338,26 +359,38 @@ class Labels:
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"
+        numbers = [self._call_number(c) for c in calls[1:-1]]
+        same = call_name(first)
+        if len(set(names)) == 1 and all(numbers):   # one module called again and again
+            head = f"{names[0]} calls {numbers[0][0]}–{numbers[-1][0]} of {numbers[0][1]}"
+            if self._call_number(calls[0]):
+                same = f"call {self._call_number(calls[0])[0]}"
         frozen = self._frozen_inside(members, first["parent"])
         rows = [_bold(_truncate(head, 60)),
-                _font("detail", _h(_truncate(
-                    f"{kind} × {len(names)} (same as {call_name(first)})", 60))),
+                _font("detail", _h(_truncate(f"{kind} × {len(names)} (same as {same})", 60))),
                 self._ops_row(ops, shown, calls[-2])] + self._frozen_rows(frozen)
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
+        ends = (self._call_number(calls[0]), self._call_number(calls[-1]))
+        between = (f"{call_name(first)} and {call_name(last)}"
+                   if not (head.startswith(f"{names[0]} calls ") and all(ends))
+                   else f"call {ends[0][0]} and call {ends[1][0]}")
         lines = [f"{len(names)} repeated calls of {kind} rolled up "
                  f"(type: {first.get('qualified_type') or first['label']})",
-                 f"between {call_name(first)} and {call_name(last)}, "
-                 "drawn before and after",
+                 f"between {between}, drawn before and after",
                  f"{ops} operations inside, {ops // max(len(names), 1)} per call"]
         if middle[0].get("user_source"):
             lines.append(f"called at: {self._loc(middle[0]['user_source'])}")
-        line = "calls:"
-        for name in names:  # the paths, a line at a time
-            if len(line) + len(name) > 120:
-                lines.append(line)
-                line = " "
-            line += f" {name}"
-        lines.append(line)
+        if head.startswith(f"{names[0]} calls "):
+            lines.append(f"calls {numbers[0][0]}–{numbers[-1][0]} of {numbers[0][1]} of "
+                         f"{names[0]}.{call_method(self.G, first) or 'forward'}()")
+        else:
+            line = "calls:"
+            for name in names:  # the paths, a line at a time
+                if len(line) + len(name) > 120:
+                    lines.append(line)
+                    line = " "
+                line += f" {name}"
+            lines.append(line)
         lines += frozen + ([_FROZEN_HINT] if frozen else [])
         lines += self._badge_tooltip(rid)
         return Text(label, tooltip(lines))
@@ -370,10 +403,16 @@ class Labels:
         other = (info.get(DIFF) or {}).get("right_label")
         if other:   # irviz diff: the right side calls another class here
             label += " → " + _bold(_truncate(other.rsplit(': ', 1)[-1], 60))
-        if info.get("method") not in (None, "forward") and info["kind"] == "method":
-            label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(info['method'], 40))}()</FONT>"
+        method = call_method(self.G, info)
+        if method not in (None, "forward") and info["kind"] == "method":
+            label += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(method, 40))}()</FONT>"
+        number = self._call_number(cid)
+        if number:
+            label += f' <FONT POINT-SIZE="9">· call {number[0]} of {number[1]}</FONT>'
         frozen = info.get("irviz.frozen")
         lines = [f"{info['label']}" + (f" (called at {where})" if where else "")]
+        if number:
+            lines.append(self._call_line(cid))
         if frozen:
             label += (f'<BR/><FONT COLOR="{TEXT_COLOR["warning"]}" POINT-SIZE="9">'
                       f'{_h(_truncate(frozen, 140))}</FONT>')

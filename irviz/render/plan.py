@@ -24,16 +24,17 @@ import networkx as nx
 
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.checks import CHECK, checks_at
+from ..analyses.traced_control_flow import python_method
 from ..analyses.unrolled_loops import unrolled_runs
-from ..ir.model import CALL_KINDS, is_folded
+from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded
 from ..ir.source import split_location
 from ..paths import is_installed_library_file
 from ..perf import gc_paused
 
 __all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "LONG_LOOP",
-           "LONG_LOOP_BODY", "Layout", "MIN_ROLL_RUN", "RenderOptions", "call_name",
-           "call_type", "is_library_call", "library_calls", "nodes_by_call", "plan_view",
-           "predicted_layout_seconds"]
+           "LONG_LOOP_BODY", "Layout", "MIN_ROLL_RUN", "RenderOptions", "call_method",
+           "call_name", "call_numbers", "call_type", "is_library_call", "library_calls",
+           "nodes_by_call", "plan_view", "predicted_layout_seconds"]
 
 #: fewest consecutive identical sibling module calls rolled into one node when the budget
 #: demands it (the first and the last call stay drawn, the ones between become the node)
@@ -253,6 +254,43 @@ def call_name(info: dict) -> str:
 def call_type(info: dict) -> str:
     """The class a call container calls (``Block``)."""
     return info.get("class") or info["label"].rsplit(": ", 1)[-1]
+
+
+def call_method(G: nx.DiGraph, info: dict) -> str | None:
+    """The method a call container calls, as the user's code names it: never torch's own
+    names for the methods it made (a trace's ``forward1``, ``forward2`` for a module's
+    second and third call of ``forward``; ``forward__0`` for an overload), which no source
+    file holds. In a scripted graph ``forward1`` is a method the user wrote."""
+    return python_method(info.get("method"), G.graph.get("mode") != "script")
+
+
+def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
+    """Call container -> ``(k, n)``: it is the k-th of the n calls of one module's method
+    (a traced loop calling ``gate`` three times: 1, 2 and 3 of 3), for the modules called
+    more than once; program order. Only where each call runs once: none of a module's
+    calls is in a branch or a loop body (there, the n drawn calls are not n runs)."""
+    blocks = G.graph["blocks"]
+    once: dict[str, bool] = {}
+
+    def runs_once(cid: str) -> bool:
+        if cid not in once:
+            parent = blocks[cid]["parent"]
+            once[cid] = (blocks[cid]["kind"] not in CHOICE_BODIES + LOOP_BODIES
+                         and (parent is None or runs_once(parent)))
+        return once[cid]
+
+    groups: dict[tuple, list[str]] = {}
+    for cid, info in blocks.items():
+        if info["kind"] == "method" and info.get("module"):
+            groups.setdefault((info["module"], call_method(G, info)), []).append(cid)
+    out = {}
+    for calls in groups.values():
+        if len(calls) < 2 or not all(runs_once(c) for c in calls):
+            continue
+        calls.sort(key=lambda c: blocks[c].get("at", 0))
+        for k, cid in enumerate(calls, 1):
+            out[cid] = (k, len(calls))
+    return out
 
 
 def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
@@ -572,6 +610,10 @@ class _Planner:
             runs = []
             for calls in list(rolls.values())[:2]:
                 first, last = self.blocks[calls[1]], self.blocks[calls[-2]]
+                if call_name(first) == call_name(last):   # one module called again and again
+                    runs.append(f"{call_name(first)}: {len(calls) - 2} calls of "
+                                f"{call_type(first)}")
+                    continue
                 runs.append(f"{call_name(first)} … {call_name(last)}, "
                             f"{len(calls) - 2} × {call_type(first)}")
             more = len(rolls) - len(runs)
@@ -708,8 +750,9 @@ class _Planner:
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
             ops = sum(1 for n in inside[cid] if n not in self._folded_nodes)
+            # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
-                    info.get("method"), ops)
+                    call_method(G, info), ops)
 
         runs: list[list[str]] = []
         for parent, calls in siblings.items():

@@ -347,6 +347,8 @@
       dl.appendChild(dd);
     }
     row("kind", d.kind);
+    if (d.call) row("call", d.call + (d.module ? " of " + d.module + "." + (d.method || "forward") + "()" : ""));
+    if (d.frozen) row("warning", d.frozen);
     if (d.type) row("type", d.type);
     if (d.ops !== undefined) row("operations", d.ops);
     row("outputs", d.outputs);
