@@ -99,3 +99,13 @@ corpus: setup
 	$(PY) -m pip install -q --no-deps --target build/corpus-site torchvision==0.28.0 pillow
 	eval "$$($(TORCHVISION_CPU) build/cudastub)" && \
 	  PYTHONPATH=build/corpus-site $(PY) benchmarks/torchvision_corpus.py $(CORPUS_ARGS)
+
+# `make lint-corpus`: `irviz lint` on the transformers corpus, the detection-style model and a
+# torchvision subset (benchmarks/torchvision_lint_models.py): findings per model (errors and
+# warnings, info, counterexamples, certainties) and the wall time per corpus. torchvision is
+# set up as for `corpus`; LINT_CORPUS_ARGS passes options, e.g. `--label after --markdown`.
+.PHONY: lint-corpus
+lint-corpus: setup
+	$(PY) -m pip install -q --no-deps --target build/corpus-site torchvision==0.28.0 pillow
+	eval "$$($(TORCHVISION_CPU) build/cudastub)" && \
+	  $(PY) benchmarks/lint_corpus.py $(LINT_CORPUS_ARGS)
