@@ -132,12 +132,12 @@ def torchvision_problem(env: dict) -> str | None:
     return lines[-1] if lines else f"exit code {out.returncode}"
 
 
-def run_lint(target: str, env: dict, timeout: float) -> dict:
-    """One child ``python -m irviz lint TARGET --format json --exit-zero``."""
+def run_lint(target: str, env: dict, timeout: float, extra: tuple[str, ...] = ()) -> dict:
+    """One child ``python -m irviz lint TARGET --format json --exit-zero [EXTRA...]``."""
     with tempfile.TemporaryDirectory(prefix="lint-corpus-") as tmp:
         out = Path(tmp) / "findings.json"
         cmd = [*PYTHON, "-m", "irviz", "lint", target, "--format", "json",
-               "--exit-zero", "-o", str(out)]
+               "--exit-zero", "-o", str(out), *extra]
         start = time.perf_counter()
         try:
             proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
@@ -328,7 +328,7 @@ def main(argv=None) -> int:
     ap.add_argument("--label", default="this", help="name of this column set")
     ap.add_argument("--out", type=Path, help="write the raw counts here (JSON)")
     ap.add_argument("--markdown", action="store_true",
-                    help=f"append a section to {RESULTS.relative_to(ROOT)}")
+                    help="append a section to benchmarks/RESULTS-lint.md")
     ap.add_argument("--compare", type=Path, help="an earlier --out to put beside this run")
     ap.add_argument("--corpus", action="append", choices=list(CORPORA),
                     help="only these corpora (repeatable; default all)")
