@@ -445,7 +445,10 @@ def _plain_class(cls: type) -> bool:
 
 def _built_from_tensors(cls: type) -> bool:
     """A class with an attribute or an ``__init__`` parameter annotated as a tensor."""
-    for value in vars(cls).get("__annotations__", {}).values():
+    annotations = vars(cls).get("__annotations__", {})
+    if not isinstance(annotations, dict):  # a builtin type's descriptor (FunctionType)
+        annotations = {}
+    for value in annotations.values():
         if value is torch.Tensor or (isinstance(value, str) and annotation_class(
                 ast.Constant(value)) == "tensor"):
             return True
