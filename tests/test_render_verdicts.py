@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import one, requires_dot
-from irviz.render.html import node_details
+from irviz.render.html import VIEWER_DIR, node_details
 
 MODELS = Path(__file__).resolve().parent / "models"
 LOOP_GATE = f"{MODELS / 'loop_gate.py'}:Model"
@@ -205,3 +205,145 @@ class M(torch.nn.Module):
     dot = view.dot()
     assert ".forward1()" in dot
     assert "call 1 of 2" in dot and "call 2 of 2" in dot     # the two calls of forward
+
+
+# -- 3. findings carry their evidence; info findings and notes are not red -----------------
+INFO_COLOR = "#3949ab"      # style.TEXT_COLOR["info"]
+INFO_BORDER = "#5c6bc0"     # style.FINDING_INFO
+NOTE_COLOR = "#455a64"      # style.TEXT_COLOR["note"]
+COUNTEREXAMPLE = "x negated: the trace returns another value than the model (max |diff| 1.2)"
+
+
+def _finding(path: str, line: int, code: str, severity: str, evidence=..., **more) -> dict:
+    """A finding as ``Diagnostic.to_dict()`` gives it; ``evidence=...`` leaves the key out
+    (a lint from before the evidence layer)."""
+    out = {"code": code, "name": f"rule-{code.lower()}", "message": f"what {code} says",
+           "path": path, "line": line, "column": 1, "severity": severity, "layers": [],
+           "hint": None, "related": [], **more}
+    if evidence is not ...:
+        out["evidence"] = evidence
+    return out
+
+
+@pytest.fixture(scope="module")
+def gate_findings():
+    """The scripted MyCell and four findings: a counterexample (warning) on the gate's
+    ``if``, an info finding held on two variants on line 24, an info finding with no
+    evidence key on no drawn line, and a certain error on no drawn line."""
+    view = one("decision_gate.py:MyCell", "script")
+    path = view.graph.graph["source_file"]
+    findings = [
+        _finding(path, 11, "IRV101", "warning", {
+            "verdict": "counterexample", "summary": COUNTEREXAMPLE, "variant": "x negated",
+            "output": "output 0", "difference": "max |diff| 1.2", "compared": "values",
+            "held_on": [], "reason": None}),
+        _finding(path, 24, "IRV203", "info", {
+            "verdict": "held", "summary": "x negated, batch 2", "variant": None,
+            "output": None, "difference": None, "compared": None,
+            "held_on": ["x negated", "batch 2"], "reason": None}),
+        _finding(path, 999, "IRV301", "info"),                  # no "evidence" key
+        _finding(path, 998, "IRV302", "error", {
+            "verdict": "certain", "summary": "torch.jit.trace refuses the model",
+            "reason": "the trace raised"}),
+    ]
+    return view, findings
+
+
+def _node_of_line(view, line: int) -> str:
+    return next(n for n, d in view.graph.nodes(data=True)
+                if (d.get("user_source") or "").split(":")[-2:-1] == [str(line)]
+                and view.plan.representative[n] == n)
+
+
+@requires_dot
+def test_a_findings_evidence_is_in_its_nodes_tooltip(gate_findings):
+    view, findings = gate_findings
+    items = _svg_items(view.svg(engine="dot", findings=findings))
+    warned = items[_node_of_line(view, 11)]
+    assert "IRV101 rule-irv101 (warning): what IRV101 says" in warned["tooltip"]
+    assert f"counterexample: {COUNTEREXAMPLE}" in warned["tooltip"]
+    assert "⚠ IRV101" in warned["text"] and RED in warned["strokes"] and RED in warned["fills"]
+    noted = items[_node_of_line(view, 24)]
+    assert "IRV203 rule-irv203 (info): what IRV203 says" in noted["tooltip"]
+    assert "held on: x negated, batch 2" in noted["tooltip"]
+    assert "ℹ IRV203" in noted["text"]
+    assert INFO_BORDER in noted["strokes"] and INFO_COLOR in noted["fills"]
+    assert RED not in noted["strokes"] | noted["fills"], noted      # info is never red
+
+
+def _title_rows(svg: bytes) -> list[tuple[str, str | None]]:
+    """(text, fill colour of its first piece) of each line of the title block: the texts
+    of the graph's own label (``<g id="a_graph0"><a>``), grouped by line."""
+    root = ET.fromstring(svg)
+    title = next(g for g in root.iter(f"{SVG}g") if g.get("id") == "a_graph0")
+    rows: dict[str, list] = {}
+    for t in title.iter(f"{SVG}text"):
+        if t.text and t.text.strip():
+            rows.setdefault(t.get("y"), []).append((t.text, t.get("fill")))
+    return [(" ".join(x for x, _ in parts), parts[0][1]) for parts in rows.values()]
+
+
+@requires_dot
+def test_title_notes_and_unplaced_findings_take_their_severitys_colour(gate_findings):
+    view, findings = gate_findings
+    svg = view.svg(engine="dot", findings=findings)
+    rows = _title_rows(svg)
+    colour = {text.split(":")[0]: fill for text, fill in rows}
+    assert colour["ℹ IRV301 decision_gate.py"] == INFO_COLOR
+    assert colour["⚠ IRV302 decision_gate.py"] == RED
+    text = " ".join(t for t, _ in rows)
+    assert "IRV302 decision_gate.py:998: what IRV302 says (certain: torch.jit.trace " in text
+    # the legend says what the two badges mean, only when there are findings
+    assert "⚠ lint error / warning" in text and "ℹ lint note (info)" in text
+    assert "lint note (info)" not in " ".join(t for t, _ in _title_rows(view.svg(engine="dot")))
+
+
+def test_the_viewer_details_carry_the_evidence(gate_findings):
+    view, findings = gate_findings
+    view.dot(findings=findings)
+    details = node_details(view, findings=findings)
+    [warned] = details[_node_of_line(view, 11)]["findings"]
+    assert warned["severity"] == "warning" and warned["verdict"] == "counterexample"
+    assert warned["evidence"] == f"counterexample: {COUNTEREXAMPLE}"
+    [noted] = details[_node_of_line(view, 24)]["findings"]
+    assert noted["severity"] == "info" and noted["evidence"] == "held on: x negated, batch 2"
+    # a finding whose evidence is None, or missing, has none to show
+    bare = [dict(findings[0], evidence=None), {k: v for k, v in findings[1].items()
+                                               if k != "evidence"}]
+    details = node_details(view, findings=bare)
+    assert details[_node_of_line(view, 11)]["findings"][0]["evidence"] is None
+    assert details[_node_of_line(view, 24)]["findings"][0]["evidence"] is None
+    assert "irviz-finding-info" in (VIEWER_DIR / "viewer.js").read_text(encoding="utf-8")
+
+
+@requires_dot
+def test_findings_without_evidence_draw_as_before(gate_findings):
+    view, findings = gate_findings
+    bare = [{k: v for k, v in f.items() if k != "evidence"} for f in findings]
+    items = _svg_items(view.svg(engine="dot", findings=bare))
+    warned = items[_node_of_line(view, 11)]
+    assert RED in warned["strokes"] and "counterexample" not in warned["tooltip"]
+
+
+@requires_dot
+def test_an_informational_note_under_the_title_is_not_red(tmp_path):
+    """``the dict output is traced as its tensors`` tells how to read the picture: the note
+    colour; a TracerWarning stays red."""
+    path = tmp_path / "dict_out.py"
+    path.write_text('''import torch
+
+
+class Net(torch.nn.Module):
+    def forward(self, x):
+        if x.sum() > 0:
+            x = x * 2
+        return {"y": x + 1, "z": x - 1}
+
+
+example_inputs = {"Net": lambda: (torch.ones(2, 3),)}
+''', encoding="utf-8")
+    view = one(f"{path}:Net", "trace")
+    rows = _title_rows(view.svg(engine="dot"))
+    dict_note = next(fill for text, fill in rows if "output is traced as its tensors" in text)
+    warning = next(fill for text, fill in rows if text.startswith("⚠ TracerWarning"))
+    assert dict_note == NOTE_COLOR and warning == RED

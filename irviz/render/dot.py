@@ -30,11 +30,11 @@ from ..analyses.graph_match import DIFF, diff_status
 from ..analyses.parallelism import is_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
-from .labels import Labels, tooltip
+from .labels import Labels, is_alarm, tooltip
 from .plan import GHOST_SPAN, DrawPlan, Drawn, RenderOptions, plan_view
 from .style import (ANCHOR, CLUSTER_STYLE, CRITICAL, DIFF_CLUSTER, DIFF_EDGE, DIFF_NODE,
-                    EDGE_STYLE, FINDING, FONT, GHOST_NODE, NODE_STYLE, OVERLAP_FILL,
-                    PLACEHOLDER_TEXT, control_style, node_category)
+                    EDGE_STYLE, FINDING, FINDING_INFO, FONT, GHOST_NODE, NODE_STYLE,
+                    OVERLAP_FILL, PLACEHOLDER_TEXT, control_style, node_category)
 
 #: at most this many invisible edges hold one stage below the stage before it
 MAX_STAGE_ENTRIES = 24
@@ -116,9 +116,10 @@ class _DotWriter:
         if critical:
             attrs.update(CRITICAL)
             classes.append("irviz-critical")
-        if finding and drawn in self.plan.badges:
-            attrs.update(FINDING)
-            classes.append("irviz-finding")
+        if finding and drawn in self.plan.badges:   # red for errors and warnings only
+            alarm = any(is_alarm(f) for f in self.plan.badges[drawn])
+            attrs.update(FINDING if alarm else FINDING_INFO)
+            classes.append("irviz-finding" if alarm else "irviz-finding irviz-finding-info")
 
     def _emit_node(self, node: str, indent: str) -> None:
         data = self.G.nodes[node]

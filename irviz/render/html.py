@@ -34,6 +34,7 @@ from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .dot import DotResult
 from .escape import json_dumps, xml_text
+from .labels import evidence_line
 from ..analyses.traced_control_flow import python_method
 from .plan import DrawPlan, RenderOptions, call_method, call_numbers, library_calls, plan_view
 
@@ -90,9 +91,14 @@ class _Places:
 
 
 def _finding_view(finding: dict) -> dict:
+    """What the details show of a finding: its code, message and severity, and the one
+    line of its evidence (``counterexample: x negated: ...``; None without evidence)."""
     keep = ("code", "name", "message", "severity", "line", "hint")
     out = {k: finding.get(k) for k in keep}
     out["path"] = os.path.basename(str(finding.get("path", "")))
+    out["evidence"] = evidence_line(finding)
+    evidence = finding.get("evidence")
+    out["verdict"] = evidence.get("verdict") if isinstance(evidence, dict) else None
     return out
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from typing import NamedTuple
 
 import networkx as nx
@@ -22,10 +23,11 @@ from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,
                    nodes_by_call)
-from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_NOTES, NODE_STYLE, SPACE_EM,
-                    TEXT_COLOR, bold_extra_em)
+from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_FINDINGS, LEGEND_NOTES, NODE_STYLE,
+                    SPACE_EM, TEXT_COLOR, bold_extra_em)
 
-__all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "tooltip"]
+__all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "evidence_line",
+           "is_alarm", "note_color", "tooltip"]
 
 #: folded constants shown in a label before "..."
 MAX_FOLDED = 3
@@ -69,6 +71,43 @@ def tooltip(lines: list[str]) -> str:
     if len(lines) > TOOLTIP_LINES:
         lines = lines[:TOOLTIP_LINES - 1] + [f"... {len(lines) - TOOLTIP_LINES + 1} more lines"]
     return "\n".join(lines)
+
+
+#: finding severities drawn as alarms (red); ``info`` is drawn as a note
+ALARMS = ("error", "warning")
+
+#: what makes a note under the title a warning (red) rather than information
+_WARNING_NOTE = re.compile(r"^⚠|\b(?:failed|raised)\b")
+
+
+def is_alarm(finding: dict) -> bool:
+    """A lint finding (``Diagnostic.to_dict()``) drawn in the warning colour: an error or a
+    warning, which a counterexample or a certainty settles; ``info`` findings (unverified,
+    or held on every variant) are notes. A record without a severity is a warning."""
+    return (finding.get("severity") or "warning") in ALARMS
+
+
+def evidence_line(finding: dict) -> str | None:
+    """The finding's evidence in one line, as ``irviz lint`` prints it (``counterexample:
+    x negated: the trace returns another value than the model``, ``held on: x negated,
+    batch 2``); None when the finding has no evidence (the key missing, or None)."""
+    evidence = finding.get("evidence")
+    if not isinstance(evidence, dict) or not evidence.get("verdict"):
+        return None
+    verdict, summary = str(evidence["verdict"]), evidence.get("summary")
+    if not summary:
+        return verdict
+    if verdict == "held" and not evidence.get("reason"):
+        return f"held on: {summary}"
+    return f"{verdict}: {summary}"
+
+
+def note_color(note: str) -> str:
+    """The :data:`.style.TEXT_COLOR` of a note under the title: ``warning`` for what went
+    wrong or may be wrong (``⚠ TracerWarning ...``, ``scripting failed``, ``running the
+    model raised``), ``note`` for what the picture did or how it reads (the budget, a dict
+    output traced as its tensors)."""
+    return "warning" if _WARNING_NOTE.search(note) else "note"
 
 
 def _strip_keyword(code: str | None, keyword: str) -> str | None:
@@ -126,16 +165,27 @@ class Labels:
 
     # -- lint badges -------------------------------------------------------------
     def _badge_rows(self, drawn: str) -> list[str]:
-        codes = sorted({f["code"] for f in self.plan.badges.get(drawn, ())})
-        rows = [_font("warning", _bold("⚠ " + " ".join(codes), 9))] if codes else []
+        """``⚠ IRV101`` in red for errors and warnings, ``ℹ IRV102`` in the neutral colour
+        for info findings; ``✓ N checks``."""
+        findings = self.plan.badges.get(drawn, ())
+        alarms = sorted({f["code"] for f in findings if is_alarm(f)})
+        notes = sorted({f["code"] for f in findings if not is_alarm(f)} - set(alarms))
+        rows = [_font("warning", _bold("⚠ " + " ".join(alarms), 9))] if alarms else []
+        if notes:
+            rows.append(_font("info", _bold("ℹ " + " ".join(notes), 9)))
         checks = self.plan.check_badges.get(drawn, ())
         if checks:
             rows.append(_font("detail", f"✓ {len(checks)} check{'s' if len(checks) > 1 else ''}"))
         return rows
 
     def _badge_tooltip(self, drawn: str) -> list[str]:
-        lines = [f"{f['code']} {f['name']}: {f['message']}"
-                 for f in self.plan.badges.get(drawn, ())]
+        lines = []
+        for f in self.plan.badges.get(drawn, ()):
+            lines.append(f"{f['code']} {f['name']} ({f.get('severity') or 'warning'}): "
+                         f"{f['message']}")
+            evidence = evidence_line(f)
+            if evidence:
+                lines.append(f"  {evidence}")
         checks = self.plan.check_badges.get(drawn, ())
         if checks:
             lines.append("checked before it (folded; --show-checks draws them):")
@@ -516,12 +566,17 @@ class Labels:
         rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">{_bold(_truncate(title, 140))}'
                 f' <FONT COLOR="{TEXT_COLOR["mode"]}">({_h(G.graph.get("mode"))})</FONT>'
                 '</TD></TR>']
-        notes = list(self.opt.notes) + list(self.plan.notes) + [
-            f"⚠ {f['code']} {os.path.basename(f['path'])}:{f['line']}: {f['message']}"
-            for f in self.plan.unplaced_findings]
-        for note in notes:
+        notes = [(note, note_color(note)) for note in (*self.opt.notes, *self.plan.notes)]
+        for f in self.plan.unplaced_findings:
+            alarm = is_alarm(f)
+            evidence = evidence_line(f)
+            notes.append((f"{'⚠' if alarm else 'ℹ'} {f['code']} "
+                          f"{os.path.basename(str(f['path']))}:{f['line']}: {f['message']}"
+                          + (f" ({evidence})" if evidence else ""),
+                          "warning" if alarm else "info"))
+        for note, color in notes:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
-                        f'<FONT COLOR="{TEXT_COLOR["warning"]}">{_h(_truncate(note, 140))}'
+                        f'<FONT COLOR="{TEXT_COLOR[color]}">{_h(_truncate(note, 140))}'
                         '</FONT></TD></TR>')
         cells = []
         for category, text in LEGEND:
@@ -547,5 +602,9 @@ class Labels:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
                         + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
                         + "</TD></TR>")
+            if self.plan.badges or self.plan.unplaced_findings:   # what the badges mean
+                rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                            + "".join(_font(color, _h(text)) for color, text in LEGEND_FINDINGS)
+                            + "</TD></TR>")
         return HtmlLabel('<<TABLE BORDER="0" CELLBORDER="1" CELLSPACING="2" CELLPADDING="3">'
                          + "".join(rows) + "</TABLE>>")

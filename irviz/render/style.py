@@ -92,8 +92,11 @@ def control_style(kind: str) -> str:
 OVERLAP_FILL = "#fff0d6"     # parent work that runs beside a forked task
 CRITICAL = {"color": "#c2185b", "penwidth": "2.4"}   # on the critical path
 
-#: a drawn node (or box) a lint finding points at
+#: a drawn node (or box) a lint finding points at: an error or a warning (a counterexample
+#: or a certainty shows the model breaks), and an ``info`` finding (nothing showed it: a note,
+#: drawn in a neutral colour, never the warning red)
 FINDING = {"color": "#c62828", "penwidth": "2.4"}
+FINDING_INFO = {"color": "#5c6bc0", "penwidth": "1.8"}
 #: a value drawn again beside a far consumer (the ghost node, on top of NODE_STYLE["op"])
 GHOST_NODE = {"style": "rounded,dashed", "color": "#90a4ae", "fontcolor": "#607d8b",
               "fontsize": "9"}
@@ -103,7 +106,9 @@ PLACEHOLDER_TEXT = {"fontsize": "9", "fontcolor": "#757575"}
 #: text colours inside labels (``<FONT COLOR=...>`` of HTML-like labels)
 TEXT_COLOR = {
     "detail": "#455a64",     # the small lines: shapes, op counts, folded arguments
-    "warning": "#c62828",    # lint badges, frozen control flow, notes under the title
+    "warning": "#c62828",    # error/warning badges, frozen control flow, warning notes
+    "info": "#3949ab",       # info badges (lint findings no run confirmed)
+    "note": "#455a64",       # informational notes under the title (budget, traced outputs)
     "mode": "#607d8b",       # "(script)" / "(trace)" beside the title
     "future": "#b34700",     # the legend's fork/wait edges
     "critical": "#c2185b",   # the legend's critical path
@@ -133,6 +138,13 @@ LEGEND_NOTES = [
     ("critical", "▭ critical path   "),
     ("detail", "dashed box: module call · yellow: if/loop · orange: forked task, "
                "light orange: work beside it · hover for source"),
+]
+
+#: the legend's row of lint badges, drawn when the picture has findings: (TEXT_COLOR key,
+#: text)
+LEGEND_FINDINGS = [
+    ("warning", "⚠ lint error / warning: a counterexample or a certainty   "),
+    ("info", "ℹ lint note (info): nothing showed the model breaks · hover for the evidence"),
 ]
 
 #: the timeline (:mod:`.timeline`): page, text and grid colours

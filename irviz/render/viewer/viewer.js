@@ -365,9 +365,13 @@
     if (d.critical) row("critical path", "yes");
     if (d.checks) row("checks before it", d.checks);
     (d.findings || []).forEach(function (f) {
-      var box = el("div", "irviz-finding");
+      // errors and warnings in the warning colour, info findings (no counterexample,
+      // no certainty) in the neutral one
+      var info = f.severity === "info";
+      var box = el("div", "irviz-finding" + (info ? " irviz-finding-info" : ""));
       box.appendChild(el("strong", null, f.code + " " + f.name));
       box.appendChild(el("div", null, f.message));
+      if (f.evidence) box.appendChild(el("div", "irviz-evidence", f.evidence));
       if (f.hint) box.appendChild(el("div", "irviz-hint", f.hint));
       row(f.severity || "finding", box);
     });
