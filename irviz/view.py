@@ -12,6 +12,7 @@ from pathlib import Path
 import networkx as nx
 
 from . import __version__
+from .analyses.traced_control_flow import batchnorms_in_training, is_batchnorm_check
 from .frontends.capture import Capture
 from .render.dot import DotResult, RenderOptions, build_dot
 from .render.escape import json_dumps
@@ -47,13 +48,39 @@ class Visualization:
         return self.capture.name
 
     def notes(self) -> list[str]:
-        """Remarks shown in the picture: fallbacks and what torch warned about."""
+        """Remarks shown in the picture: fallbacks and what torch warned about. A warning
+        from BatchNorm's training-mode check says which BatchNorm is in training mode and
+        what to do (:meth:`batchnorm_note`), not the line torch's warning was put on."""
         notes = list(self.capture.notes)
         for w in self.capture.warnings:
-            if w.category == "TracerWarning" and w.origin is None:
+            if is_batchnorm_check(w):
+                note = self.batchnorm_note(w)
+                if note not in notes:
+                    notes.append(note)
+            elif w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
                 notes.append(f"⚠ {w.category} at {loc}: {first_sentence(w.message)}")
         return notes
+
+    def batchnorm_note(self, warning) -> str:
+        """``⚠ 1: BatchNorm2d is in training mode: ...; call .eval() before tracing``: what a
+        TracerWarning from BatchNorm's batch-size check means. torch puts it on a line with
+        no branch (the model's line calling the module, or a ``Sequential``'s ``forward``);
+        the cause is a BatchNorm left in training mode, which the trace records as such
+        (it normalises by each batch's statistics and updates the running ones on every
+        call)."""
+        found = batchnorms_in_training(self.capture.target.obj)
+        # what to do first: the title shows 140 characters of a note
+        what = "call .eval() before tracing (the trace normalises by each batch's statistics)"
+        if not found:
+            loc = f"{Path(warning.filename).name}:{warning.lineno}"
+            return f"⚠ batch_norm ran in training mode (TracerWarning at {loc}): {what}"
+        (path, cls), more = found[0], len(found) - 1
+        name = f"{path or '<root>'}: {cls}"
+        if not more:
+            return f"⚠ {name} is in training mode: {what}"
+        return (f"⚠ {name} and {more} more BatchNorm{'s' if more > 1 else ''} are in "
+                f"training mode: {what}")
 
     def title(self) -> str:
         """``decision_gate.py:MyCell`` (no directories: output must not depend on them)."""

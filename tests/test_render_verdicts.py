@@ -347,3 +347,48 @@ example_inputs = {"Net": lambda: (torch.ones(2, 3),)}
     dict_note = next(fill for text, fill in rows if "output is traced as its tensors" in text)
     warning = next(fill for text, fill in rows if text.startswith("⚠ TracerWarning"))
     assert dict_note == NOTE_COLOR and warning == RED
+
+
+# -- 4. a BatchNorm traced in training mode is named, with what to do ---------------------
+BATCHNORM = MODELS / "batchnorm_training.py"
+EVAL_HINT = "call .eval() before tracing"
+
+
+@requires_dot
+def test_a_batchnorm_in_training_mode_is_named_with_the_fix():
+    """``Sequential(Conv2d, BatchNorm2d)`` not put in eval mode, traced: torch's warning
+    comes from its batch-size check, put on the ``Sequential``'s ``forward``; the note
+    names the BatchNorm and says to call ``.eval()``."""
+    view = one(f"{BATCHNORM}:net", "trace")
+    [warning] = [w for w in view.capture.warnings if w.category == "TracerWarning"]
+    assert warning.origin and warning.origin.startswith("nn/functional.py")   # torch's
+    notes = view.notes()
+    assert notes == [f"⚠ 1: BatchNorm2d is in training mode: {EVAL_HINT} (the trace "
+                     "normalises by each batch's statistics)"], notes
+    assert not any("container.py" in n for n in notes)   # not the line torch blamed
+    svg = view.svg(engine="dot")
+    rows = _title_rows(svg)
+    assert (notes[0], RED) in rows, rows
+    blocks = view.graph.graph["blocks"]
+    [bn] = [c for c, i in blocks.items() if i.get("module") == "1"]
+    assert not any(i.get("irviz.frozen") for i in blocks.values())  # no frozen `if` of its own
+    box = _svg_items(svg)[f"box:{bn}"]
+    assert f"⚠ training mode: {EVAL_HINT}" in box["text"], box
+    assert "normalises by each batch's statistics" in box["tooltip"]
+
+
+def test_every_batchnorm_in_training_mode_is_counted():
+    view = one(f"{BATCHNORM}:Net", "trace")
+    [note] = [n for n in view.notes() if "BatchNorm" in n]
+    assert note.startswith("⚠ bn: BatchNorm2d and 1 more BatchNorm are in training mode: "
+                           f"{EVAL_HINT} (")
+    marked = {i["module"] for i in view.graph.graph["blocks"].values()
+              if i.get("irviz.training")}
+    assert marked == {"bn", "head.1"}
+
+
+def test_a_batchnorm_in_eval_mode_has_no_note():
+    view = one(f"{BATCHNORM}:net_eval", "trace")
+    assert not [w for w in view.capture.warnings if w.category == "TracerWarning"]
+    assert view.notes() == []
+    assert EVAL_HINT not in view.dot()

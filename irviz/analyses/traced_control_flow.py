@@ -8,6 +8,13 @@ names them, ``forward1``, ``forward2`` for the next (:func:`python_method`) - an
 annotates its container with ``irviz.frozen`` (a one-line explanation), so the picture
 can mark each of them: every call ran the same Python ``if``, and each froze the branch
 its own input took. The full script-vs-trace comparison belongs to ``irviz lint``.
+
+A BatchNorm traced in training mode warns too, from torch's own code (its batch-size
+check in ``torch.nn.functional``), located at a line of the model with no branch (a
+``Sequential``'s ``forward``). That warning is not a frozen ``if`` of the model's: the
+modules to blame are the BatchNorms in training mode (:func:`batchnorms_in_training`);
+their calls get ``irviz.training`` (what to do: call ``.eval()`` before tracing), and
+:meth:`irviz.view.Visualization.notes` names them under the title.
 """
 from __future__ import annotations
 
@@ -17,8 +24,9 @@ import re
 
 import networkx as nx
 
-from ..frontends.capture import Capture
+from ..frontends.capture import Capture, CapturedWarning
 from ..ir.source import source_line
+from ..paths import is_torch_file, torch_relative
 
 #: TracerWarning prefixes that mean a Python value was frozen into the trace
 FROZEN_PREFIXES = ("Converting a tensor to a Python", "Iterating over a tensor",
@@ -67,8 +75,10 @@ def annotate_frozen_control_flow(G: nx.DiGraph, capture: Capture) -> None:
         return
     root = capture.target.obj
     get = getattr(root, "get_submodule", None)
+    annotate_training_batchnorms(G, capture)
     frozen = [w for w in capture.warnings if w.category == "TracerWarning"
-              and w.origin is None and w.message.startswith(FROZEN_PREFIXES)]
+              and w.origin is None and w.message.startswith(FROZEN_PREFIXES)
+              and not is_batchnorm_check(w)]
     for warning in frozen:
         code = source_line(f"{warning.filename}:{warning.lineno}:1") or ""
         text = f"⚠ trace froze line {warning.lineno}: {code}"
@@ -82,3 +92,68 @@ def annotate_frozen_control_flow(G: nx.DiGraph, capture: Capture) -> None:
             span = _forward_range(module, info.get("method") or "forward")
             if span and span[0] == warning.filename and span[1] <= warning.lineno <= span[2]:
                 info["irviz.frozen"] = text
+
+
+# -- BatchNorm traced in training mode ----------------------------------------------------
+#: what a BatchNorm call in training mode says in the picture (``irviz.training``)
+TRAINING_MARK = "⚠ training mode: call .eval() before tracing"
+
+
+@functools.lru_cache(maxsize=1)
+def _batchnorm_checks() -> tuple[tuple[str, int, int], ...]:
+    """(torch-relative file, first line, last line) of the torch code whose TracerWarning
+    means a BatchNorm ran in training mode while tracing: ``F.batch_norm`` and its
+    batch-size check (``if size_prods == 1``), and ``nn/modules/batchnorm.py``."""
+    import torch.nn.functional as F
+
+    out = [("nn/modules/batchnorm.py", 0, 1 << 30)]
+    for name in ("_verify_batch_size", "batch_norm"):
+        fn = getattr(F, name, None)
+        try:
+            lines, start = inspect.getsourcelines(fn)
+            out.append((torch_relative(inspect.getsourcefile(fn)), start,
+                        start + len(lines) - 1))
+        except (TypeError, OSError):
+            continue
+    return tuple(out)
+
+
+def is_batchnorm_check(warning: CapturedWarning) -> bool:
+    """A TracerWarning raised by BatchNorm's training-mode code in torch (its batch-size
+    check converts the traced size to a Python bool), wherever it was located."""
+    if warning.category != "TracerWarning":
+        return False
+    where = warning.origin
+    if where is None and is_torch_file(warning.filename):
+        where = f"{torch_relative(warning.filename)}:{warning.lineno}"
+    if not where or ":" not in where:
+        return False
+    path, _, line = where.rpartition(":")
+    path = path.replace("\\", "/")
+    return line.isdigit() and any(path == f and lo <= int(line) <= hi
+                                  for f, lo, hi in _batchnorm_checks())
+
+
+def batchnorms_in_training(root) -> list[tuple[str, str]]:
+    """``(path, class)`` of every BatchNorm module of ``root`` in training mode
+    (``("1", "BatchNorm2d")`` in ``Sequential(Conv2d, BatchNorm2d)``), in module order."""
+    import torch
+
+    named = getattr(root, "named_modules", None)
+    if named is None:
+        return []
+    return [(path, type(m).__name__) for path, m in named()
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training]
+
+
+def annotate_training_batchnorms(G: nx.DiGraph, capture: Capture) -> list[tuple[str, str]]:
+    """Write ``irviz.training`` on the calls of the BatchNorms a trace ran in training mode
+    (when torch warned from BatchNorm's code); returns their ``(path, class)``."""
+    if capture.mode != "trace" or not any(is_batchnorm_check(w) for w in capture.warnings):
+        return []
+    found = batchnorms_in_training(capture.target.obj)
+    paths = {path for path, _ in found}
+    for info in G.graph["blocks"].values():
+        if info["kind"] == "method" and info.get("module") in paths:
+            info["irviz.training"] = TRAINING_MARK
+    return found

@@ -40,6 +40,10 @@ _h = dot_html     # text inside an HTML-like label
 #: what a call marked "trace froze" means (its tooltip's last line about it)
 _FROZEN_HINT = ("the trace recorded the branch this call's input took; "
                 "another input may need the other")
+#: what a BatchNorm call traced in training mode means (``irviz.training``)
+_TRAINING_HINT = ("traced in training mode, it normalises by each batch's statistics and "
+                  "updates its running ones on every call; model.eval() before tracing "
+                  "records the inference behaviour")
 
 
 def _truncate(text: str, width: int = 48) -> str:
@@ -380,6 +384,9 @@ class Labels:
         frozen = self._frozen_inside(self.plan.members.get(box, ()), info["parent"])
         rows = [_bold(_truncate(info['label'], 60)), self._ops_row(ops, shown, cid)]
         rows += self._frozen_rows(frozen)
+        training = info.get("irviz.training")
+        if training:   # a BatchNorm traced in training mode
+            rows.append(_font("warning", _h(training)))
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(box)) + ">")
         lines = [f"{info['kind']} call: {info['label']}",
                  f"type: {info.get('qualified_type')}"]
@@ -389,6 +396,7 @@ class Labels:
             lines.append(f"called at: {self._loc(info['user_source'])}")
         lines.append(f"collapsed: {ops} operations inside")
         lines += frozen + ([_FROZEN_HINT] if frozen else [])
+        lines += [training, _TRAINING_HINT] if training else []
         lines += self._badge_tooltip(box)
         return Text(label, tooltip(lines))
 
@@ -467,6 +475,11 @@ class Labels:
             label += (f'<BR/><FONT COLOR="{TEXT_COLOR["warning"]}" POINT-SIZE="9">'
                       f'{_h(_truncate(frozen, 140))}</FONT>')
             lines += [frozen, _FROZEN_HINT]
+        training = info.get("irviz.training")
+        if training:   # a BatchNorm traced in training mode, drawn open
+            label += (f'<BR/><FONT COLOR="{TEXT_COLOR["warning"]}" POINT-SIZE="9">'
+                      f'{_h(training)}</FONT>')
+            lines += [training, _TRAINING_HINT]
         return Text(HtmlLabel(label + ">"), tooltip(lines))
 
     def empty_call(self, cid: str) -> Text:
