@@ -120,7 +120,8 @@ def _fork_info(G, node: str, data: dict, places: _Places) -> dict | None:
     region = fw.region(data)
     if region is not None:
         costs = par.task_costs(data)
-        out = {"callee": _callee(G, region.callee), "instances": region.instances, "loop": region.loop,
+        out = {"callee": _callee(G, region.callee), "instances": region.instances,
+               "loop": region.loop,
                "branch": region.branch, "nested_in": region.nested_in,
                "same_iteration": region.same_iteration,
                "task_cost": costs.task_cost if costs else None,

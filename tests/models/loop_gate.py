@@ -1,4 +1,4 @@
-"""A gated module called three times in a traced Python loop; the third call takes the other branch."""
+"""``gate`` called thrice in a traced loop; the third call takes the other branch of line 8."""
 import torch
 
 
