@@ -1,0 +1,23 @@
+"""The ``script-vs-trace`` layer: control flow and dynamic values the scripted graph keeps
+but the trace froze (:mod:`irviz.analyses.graph_diff`).
+"""
+from __future__ import annotations
+
+from ...analyses.graph_diff import script_trace_divergence
+from ..rules.tracing import TraceScriptDivergence
+from .context import LayerContext, TargetRun, _code_at, _Findings, _RanLines, _split
+
+
+def run(ctx: LayerContext) -> None:
+    """Where the scripted and traced graphs of the model part."""
+    _divergence_layer(ctx.run, ctx.findings)
+
+
+def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
+    ran = _RanLines.of(run.trace)
+    for item in script_trace_divergence(run.script_graph, run.trace_graph):
+        where = _split(item["source"])
+        if ran is not None and where and ran.any_ran(where[0], (where[1],)) is False:
+            continue  # the trace never ran this code (an untaken branch): it froze nothing here
+        findings.report(TraceScriptDivergence, where, "script-vs-trace", kind=item["kind"],
+                        expr=item["code"] or _code_at(where))

@@ -1,0 +1,39 @@
+"""The ``retrace`` layer: a second trace on inputs with other shapes
+(:mod:`irviz.frontends.retrace`) shows what the first trace specialised to its inputs.
+"""
+from __future__ import annotations
+
+from ...analyses.graph_diff import first_divergence
+from ...frontends.retrace import parse_dynamic_dims, retrace
+from ..rules.tracing import ShapeSpecializedTrace
+from .context import RANDOM_OPS, LayerContext, TargetRun, _Findings, _forward_location, _split
+
+
+def run(ctx: LayerContext) -> None:
+    """Trace again with the ``--dynamic-dims`` changed and compare."""
+    _retrace_layer(ctx.workspace, ctx.run, parse_dynamic_dims(ctx.options.dynamic_dims),
+                   ctx.findings)
+
+
+def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings) -> None:
+    again = retrace(run.trace, dynamic)
+    if again is None:
+        return
+    if again.error:
+        run.notes.append(f"{run.target.spec}: re-trace skipped: {again.error}")
+    forward = _forward_location(run.target)
+    if again.capture is not None:
+        diff = first_divergence(run.trace_graph, workspace.graph(again.capture, needs=()))
+        if diff is not None:
+            where = _split(diff["source"]) or forward
+            detail = (f"with {again.change} the trace has {diff['second']} where the first "
+                      f"had {diff['first']}")
+            if where:
+                findings.report(ShapeSpecializedTrace, where, "retrace", detail=detail)
+            return
+    random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
+                 for _, d in run.trace_graph.nodes(data=True))
+    if again.outputs_differ and forward and not random:  # random ops differ run to run
+        findings.report(ShapeSpecializedTrace, forward, "retrace",
+                        detail=f"with {again.change} the first trace's outputs differ from "
+                               "the Python model's")
