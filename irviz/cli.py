@@ -31,6 +31,8 @@ _CONFIG_DEFAULTS = {
     "format": ("fmt", {"lint": None}),
     "dynamic_dims": ("dynamic_dims", {"lint": None}),
     "show_unconfirmed": ("show_unconfirmed", {"lint": None}),
+    "show_info": ("show_info", {"lint": None}),
+    "verify": ("verify", {"lint": None}),
 }
 
 
@@ -259,26 +261,40 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
               help="Also show source findings in installed libraries that no run confirms "
                    "(metadata and self.training branches, side effects). [default: left "
                    "out and counted in a note, or `show-unconfirmed` in [tool.irviz]]")
+@click.option("--show-info", is_flag=True, default=None,
+              help="Text format: also show info findings (those no counterexample or "
+                   "certainty proves; JSON and SARIF always carry them). [default: "
+                   "`show-info` in [tool.irviz], else off]")
+@click.option("--verify", type=click.IntRange(min=0), default=None, metavar="N",
+              help="Run the trace against the Python model on at most N variant inputs "
+                   "to find counterexamples (0: none, every finding stays unverified). "
+                   "[default: `verify` in [tool.irviz], else 16]")
 @click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
+@click.option("-v", "--verbose", is_flag=True,
+              help="Print how long each stage took (the verification included).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_config_option
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
-         dynamic_dims, no_exec, show_unconfirmed, no_hints, quiet, debug, config_path,
-         isolate, timeout, memory_limit):
+         dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, verbose, quiet,
+         debug, config_path, isolate, timeout, memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
     (every .py file in it). Output is `path:line:col: CODE message` like ruff and flake8;
-    suppress a finding with `# noqa: IRV101` on its line. Exit code: 0 clean, 1
-    findings, 2 could not run.
+    suppress a finding with `# noqa: IRV101` on its line. A finding is an error or a
+    warning only with proof: a counterexample input on which the trace and the Python
+    model differ, or a certainty no input changes; the rest is info (shown with
+    --show-info). Exit code: 0 clean (info findings never count), 1 errors or warnings,
+    2 could not run.
     """
     _run_isolated_if_asked(isolate, timeout, memory_limit)
     _run("lint", "LintRequest", debug, inputs, targets=tuple(targets), select=_codes(select),
          ignore=_codes(ignore), extend_select=_codes(extend_select), fmt=fmt or "text",
          output=output, exit_zero=exit_zero, mode=mode, dynamic_dims=list(dynamic_dims),
-         no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed), no_hints=no_hints,
+         no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed),
+         show_info=bool(show_info), verify=verify, no_hints=no_hints, verbose=verbose,
          quiet=quiet, strict=strict)
 
 

@@ -16,6 +16,8 @@ or at the filesystem root. Keys are kebab-case, as in ruff::
     engine = "auto"
     depth = 2
     show-unconfirmed = false
+    show-info = false
+    verify = 16
 
 An unknown key or a value of the wrong type is a :class:`~irviz.errors.UsageError`
 naming the file and the key. Command-line options override these values; rule codes
@@ -59,6 +61,8 @@ KEYS = {
     "engine": f"one of {', '.join(ENGINES)}",
     "depth": "a non-negative integer",
     "show-unconfirmed": "a boolean",
+    "show-info": "a boolean",
+    "verify": "a non-negative integer",
 }
 
 
@@ -78,6 +82,10 @@ class Config:
     depth: int | None = None
     #: lint: show unconfirmed source findings in installed libraries (irviz.lint.evidence)
     show_unconfirmed: bool | None = None
+    #: lint: show info findings in text output (README: lint, the evidence ladder)
+    show_info: bool | None = None
+    #: lint: how many variant inputs the verification runs at most (0: none)
+    verify: int | None = None
     #: the pyproject.toml these settings came from (None: defaults, no file)
     source: Path | None = None
 
@@ -179,6 +187,14 @@ def _parse(table: dict, path: Path) -> Config:
             if not isinstance(value, bool):
                 raise _wrong(path, key, value)
             config.show_unconfirmed = value
+        elif key == "show-info":
+            if not isinstance(value, bool):
+                raise _wrong(path, key, value)
+            config.show_info = value
+        elif key == "verify":
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _wrong(path, key, value)
+            config.verify = value
     return config
 
 

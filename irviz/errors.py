@@ -51,6 +51,9 @@ class CaptureError(IrvizError):
     ``CapturedWarning`` records): a failed trace's TracerWarnings still say what it froze."""
 
     warnings: list = []
+    #: ``True`` when the model compiled (or traced) and it is running it on its example
+    #: inputs that raised: the inputs or the model are wrong, not the capture
+    raised_on_inputs: bool = False
 
 
 class GraphBuildError(IrvizError):

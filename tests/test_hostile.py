@@ -546,7 +546,16 @@ def test_viewer_source_links_encode_the_file_name(views):
 
 
 def lint(*args, cwd=None):
-    return cli("lint", "--exit-zero", "--no-hints", *args, cwd=cwd)
+    return cli("lint", "--exit-zero", "--no-hints", "--show-info", *args, cwd=cwd)
+
+
+def _finding_lines(text: str) -> list[str]:
+    """The text format's lines that start a finding (its evidence line is indented)."""
+    lines = text.splitlines()
+    assert all(line.startswith(("    counterexample: ", "    held", "    certain: ",
+                                "    unverified: ", "    called from "))
+               for line in lines if line.startswith(" ")), lines
+    return [line for line in lines if not line.startswith(" ")]
 
 
 def test_cli_lint_formats_keep_the_message_and_escape_it(evil, tmp_path):
@@ -575,7 +584,7 @@ def test_cli_lint_formats_keep_the_message_and_escape_it(evil, tmp_path):
 
     result = lint(str(evil), "--format", "text", cwd=evil.parent)
     assert result.exit_code == 0, result.stderr
-    lines = result.stdout.splitlines()
+    lines = _finding_lines(result.stdout)
     assert lines and all(line.startswith(EVIL_FILE + ":") for line in lines)
 
 
@@ -600,7 +609,7 @@ def test_cli_lint_hostile_file_names(named):
         assert result.exit_code == 0, result.stderr
         out = result.stdout
         assert not re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\u202e\ud800-\udfff]", out), out
-        lines = out.splitlines()
+        lines = _finding_lines(out) if fmt == "text" else out.splitlines()
         first = ("::",) if fmt == "github" else ()
         n_findings = len(json.loads(lint(".", "--format", "json", cwd=folder).stdout))
         assert len(lines) == n_findings          # one line per finding: no forged lines

@@ -222,7 +222,7 @@ def test_diagnostic_is_created_by_the_rule():
     assert hash(d)  # frozen, layers a tuple
     assert list(d.to_dict()) == ["code", "name", "message", "severity", "path", "line",
                                  "column", "end_line", "end_column", "target", "layers",
-                                 "hint", "related"]
+                                 "hint", "related", "evidence"]
     assert d.to_dict()["layers"] == ["trace", "ast"]
     assert d.sort_key() == ("m.py", 3, 9, "IRV101")
     with pytest.raises(TypeError, match="needs the field 'expr'"):
@@ -488,7 +488,8 @@ def test_unknown_key_names_file_key_and_valid_keys(tmp_path):
     assert info.value.format() == (
         f"error: unknown key `selcet` in [tool.irviz] of {path}\n"
         "hint: did you mean `select`? valid keys: depth, dynamic-dims, engine, exclude, "
-        "extend-select, format, ignore, mode, per-file-ignores, select, show-unconfirmed")
+        "extend-select, format, ignore, mode, per-file-ignores, select, show-info, "
+        "show-unconfirmed, verify")
 
 
 def test_snake_case_key_suggests_kebab_case(tmp_path):

@@ -22,6 +22,11 @@ class LintRequest:
     dynamic_dims: list[str] = field(default_factory=list)
     no_exec: bool = False
     show_unconfirmed: bool = False
+    #: text output: show info findings too (JSON and SARIF always carry them)
+    show_info: bool = False
+    #: at most this many variant inputs in the verification (None: the default)
+    verify: int | None = None
+    verbose: bool = False
     #: ``--mode export``: strict torch.export (``dynamic_dims`` become its dynamic_shapes)
     strict: bool = False
     no_hints: bool = False
@@ -52,7 +57,13 @@ def run(request: LintRequest, workspace: Workspace) -> int:
                                 request.extend_select)
         options = LintOptions(mode=request.mode, dynamic_dims=list(request.dynamic_dims),
                               no_exec=request.no_exec,
-                              show_unconfirmed=request.show_unconfirmed)
+                              show_unconfirmed=request.show_unconfirmed,
+                              verify=request.verify if request.verify is not None
+                              else LintOptions.verify)
+        if request.verbose:
+            from ..progress import Stages
+
+            workspace.stages = Stages()
         freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
         with model_output_to_stderr():
             report = lint(workspace, list(request.targets), options, gate)
@@ -65,9 +76,14 @@ def run(request: LintRequest, workspace: Workspace) -> int:
     if request.no_exec:
         console.say("note: --no-exec: only the source (ast) checks ran; the model was not "
                     "executed")
+    if request.verbose:
+        for line in report.verified:
+            Console.always(f"verify {line}")
+        Console.always(f"lint: {workspace.stages.summary()}")
     formatter = FORMATTERS[request.fmt]
     if request.fmt == "text":
-        text = formatter(report.diagnostics, show_hints=not request.no_hints)
+        shown = [d for d in report.diagnostics if request.show_info or d.severity != "info"]
+        text = formatter(shown, show_hints=not request.no_hints)
     else:
         used = sorted({d.code for d in report.diagnostics})
         text = formatter(report.diagnostics, rules=[REGISTRY.get(c) for c in used],
@@ -79,5 +95,5 @@ def run(request: LintRequest, workspace: Workspace) -> int:
             sys.stdout.write(text)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
-    console.say(report.summary())
+    console.say(report.summary(info_shown=request.show_info or request.fmt != "text"))
     return report.exit_code(request.exit_zero)

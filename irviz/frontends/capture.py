@@ -442,13 +442,15 @@ def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
         m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
         if m:  # TorchScript re-raises as torch.jit.Error; name the user's exception
             name, last = m.group(1), m.group(2)
-        raise CaptureError(
+        error = CaptureError(
             f"{target.spec} compiles, but running it on its example inputs raised "
             f"{name}" + (f" at {where}" if where else "") + f": {last}",
             hint="check that --inputs / example_inputs match what forward() expects "
                  "(shapes, dtypes, devices)",
             detail=("TorchScript traceback (your model's code):\n" + text)
-            if "\n" in text else None) from None
+            if "\n" in text else None)
+        error.raised_on_inputs = True
+        raise error from None
 
 
 def _runs_python(target: Target) -> bool:

@@ -10,6 +10,13 @@ from dataclasses import dataclass
 
 #: how bad a finding is; ``info`` becomes ``note`` in SARIF and ``notice`` on GitHub
 SEVERITIES = ("error", "warning", "info")
+#: what settles a finding (README: lint, the evidence ladder), strongest first:
+#: ``counterexample`` a valid input on which the trace and the Python model differ;
+#: ``certain`` a fact no input can change (torch.jit.trace refuses the model, a dropout
+#: recorded in training mode); ``held`` the trace agreed with the model on every valid
+#: variant input (or the line only validates and raises); ``unverified`` nothing ran
+#: that could tell (no inputs, ``--no-exec``, no variant the model accepts).
+VERDICTS = ("counterexample", "certain", "held", "unverified")
 
 #: how a finding was detected (a rule may use several; the report says which fired):
 #: ``trace`` what torch.jit.trace warned or raised; ``script-vs-trace`` the scripted
@@ -17,8 +24,57 @@ SEVERITIES = ("error", "warning", "info")
 #: with other inputs; ``ast`` the Python source, without running it; ``ir`` a pattern
 #: in the TorchScript graph; ``export`` what torch.export made of the model or raised
 #: (``--mode export``); ``export-vs-script`` the scripted graph keeps what the exported
-#: program lost (a loop, a fork).
-LAYERS = ("trace", "script-vs-trace", "retrace", "ast", "ir", "export", "export-vs-script")
+#: program lost (a loop, a fork); ``verify`` the trace and the Python model differ on a
+#: variant input.
+LAYERS = ("trace", "script-vs-trace", "retrace", "ast", "ir", "export", "export-vs-script",
+          "verify")
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """Why a finding has its severity: the verdict (:data:`VERDICTS`) and what shows it.
+
+    ``summary`` is the one line the text output prints after the verdict
+    (``counterexample: pixel_values float32 -> float64: the trace raises "expected scalar
+    type Double but found Float"; the model runs``). For a counterexample, ``variant`` is
+    the changed input, ``output`` the output that differs (None when the trace raised),
+    ``difference`` the error or the largest difference, and ``compared`` how outputs were
+    compared (``values``, ``values under a fixed seed``, ``shapes``). ``held_on`` names the
+    variants a held finding was checked on; ``reason`` says why a certainty is one, or why
+    a held finding is harmless (a validation that raises)."""
+
+    verdict: str
+    summary: str
+    variant: str | None = None
+    output: str | None = None
+    difference: str | None = None
+    compared: str | None = None
+    held_on: tuple[str, ...] = ()
+    reason: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"evidence verdict {self.verdict!r} is not one of "
+                             f"{', '.join(VERDICTS)}")
+        object.__setattr__(self, "held_on", tuple(self.held_on))
+
+    def line(self) -> str:
+        """``counterexample: ...``, ``held on: ...`` or ``certain: ...`` for text output."""
+        if self.verdict == "held" and not self.reason:
+            return "held on: " + self.summary
+        return f"{self.verdict}: {self.summary}"
+
+    def to_dict(self) -> dict:
+        return {"verdict": self.verdict, "summary": self.summary, "variant": self.variant,
+                "output": self.output, "difference": self.difference,
+                "compared": self.compared, "held_on": list(self.held_on),
+                "reason": self.reason}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Evidence":
+        return cls(**{k: data.get(k) for k in ("verdict", "summary", "variant", "output",
+                                                 "difference", "compared", "reason")},
+                   held_on=tuple(data.get("held_on") or ()))
 
 
 @dataclass(frozen=True)
@@ -50,6 +106,9 @@ class Diagnostic:
     layers: tuple[str, ...] = ()
     hint: str | None = None
     related: tuple[tuple[str, int, str], ...] = ()
+    #: what settles the finding (the gate sets ``severity`` from it); None before the
+    #: verification layer ran
+    evidence: Evidence | None = None
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -63,6 +122,8 @@ class Diagnostic:
         # a list passed by a caller would make the frozen record unhashable
         object.__setattr__(self, "layers", layers)
         object.__setattr__(self, "related", _related(self.code, self.related))
+        if isinstance(self.evidence, dict):
+            object.__setattr__(self, "evidence", Evidence.from_dict(self.evidence))
 
     def to_dict(self) -> dict:
         """The JSON form (``irviz lint --format json``); keys in a fixed order."""
@@ -81,6 +142,7 @@ class Diagnostic:
             "hint": self.hint,
             "related": [{"path": path, "line": line, "message": message}
                         for path, line, message in self.related],
+            "evidence": self.evidence.to_dict() if self.evidence is not None else None,
         }
 
     def with_related(self, *related) -> "Diagnostic":
@@ -92,6 +154,13 @@ class Diagnostic:
         from dataclasses import replace
 
         return replace(self, related=merged)
+
+    def with_evidence(self, evidence: Evidence | None, severity: str | None = None
+                      ) -> "Diagnostic":
+        """This finding with ``evidence`` (and ``severity``, when given)."""
+        from dataclasses import replace
+
+        return replace(self, evidence=evidence, severity=severity or self.severity)
 
     def sort_key(self) -> tuple:
         """Report order: by file, then position, then code."""

@@ -11,8 +11,10 @@ everywhere. In order:
 3. ``per-file-ignores`` of ``[tool.irviz]``;
 4. ``# noqa`` comments (counted as suppressed);
 5. one finding per rule and line (two models of one file share their source lines; the
-   ``related`` call sites of all of them are kept);
-6. sorted by path, line, column and code.
+   ``related`` call sites of all of them are kept, and the strongest evidence);
+6. severity from evidence (:func:`severity_of`): an error or warning needs a
+   counterexample or a certainty, everything else is info;
+7. sorted by path, line, column and code.
 """
 from __future__ import annotations
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 from typing import Iterable
 
 from ..config import Config, per_file_ignored
-from .diagnostic import Diagnostic
+from .diagnostic import VERDICTS, Diagnostic, Evidence
 from .registry import REGISTRY
 from .rules.tracing import (LenOfTensor, LoopUnrolledOnShape, MetadataBranchBaked,
                             ResizeInTrace, ShapeSpecializedTrace, TensorIteration,
@@ -28,7 +30,7 @@ from .rules.tracing import (LenOfTensor, LoopUnrolledOnShape, MetadataBranchBake
                             TrainingFlagBranch)
 from .suppress import filter_suppressed
 
-__all__ = ["Gate", "Passed", "drop_explained"]
+__all__ = ["Gate", "Passed", "drop_explained", "severity_of"]
 
 #: a trace-vs-script or trace-vs-retrace difference is a consequence of these findings
 EXPLAINS_DIVERGENCE = (TensorToPythonBool, MetadataBranchBaked, LoopUnrolledOnShape,
@@ -53,6 +55,35 @@ def drop_explained(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
     explained = {(d.path, d.line) for d in diagnostics if d.code in explains}
     return [d for d in diagnostics
             if not (d.code in consequences and (d.path, d.line) in explained)]
+
+
+def severity_of(d: Diagnostic) -> str:
+    """The one place severity is decided, from the evidence the finding carries (README:
+    lint, the evidence ladder):
+
+    * a counterexample (a valid input on which the trace and the model differ): error;
+    * a certainty (the rule's findings are facts no input changes, or the layer that
+      found it said so): the rule's severity;
+    * anything else (held on every variant, a validation that raises, nothing ran that
+      could tell): info. A rule whose severity is info stays info."""
+    rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
+    declared = rule.severity if rule is not None else d.severity
+    if declared == "info":
+        return "info"
+    verdict = d.evidence.verdict if d.evidence is not None else None
+    if verdict == "counterexample":
+        return "error"
+    if verdict == "certain" or (verdict is None and rule is not None
+                                and rule.proof == "certain"):
+        return declared
+    return "info"
+
+
+def _stronger(a: Evidence | None, b: Evidence | None) -> Evidence | None:
+    """The evidence that settles more (a counterexample beats a held finding)."""
+    if a is None or b is None:
+        return a or b
+    return a if VERDICTS.index(a.verdict) <= VERDICTS.index(b.verdict) else b
 
 
 @dataclass(frozen=True)
@@ -89,6 +120,12 @@ class Gate:
         for d in kept:
             key = (d.code, d.path, d.line)
             first = unique.setdefault(key, d)
-            if first is not d and d.related:  # each model's call site into a shared line
-                unique[key] = first.with_related(*d.related)
-        return Passed(sorted(unique.values(), key=lambda d: d.sort_key()), suppressed)
+            if first is d:
+                continue
+            if d.related:  # each model's call site into a shared line
+                first = unique[key] = first.with_related(*d.related)
+            best = _stronger(first.evidence, d.evidence)
+            if best is not first.evidence:  # another model of the file proved it
+                unique[key] = first.with_evidence(best)
+        judged = [d.with_evidence(d.evidence, severity_of(d)) for d in unique.values()]
+        return Passed(sorted(judged, key=lambda d: d.sort_key()), suppressed)

@@ -30,6 +30,7 @@ __all__ = ["REQUIRED_SECTIONS", "STATUSES", "Rule", "Registry", "REGISTRY", "rul
 REQUIRED_SECTIONS = ("What it does", "Why is this bad?", "Example", "Use instead",
                      "Known problems")
 STATUSES = ("stable", "preview")
+PROOFS = ("counterexample", "certain")
 
 CODE_RE = re.compile(r"IRV\d{3}")
 NAME_RE = re.compile(r"[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
@@ -46,7 +47,15 @@ class Rule:
 
     code: ClassVar[str]                 # "IRV101"
     name: ClassVar[str]                 # "tensor-to-python-bool": the pattern flagged
+    #: the severity a finding of this rule has once proven (README: lint, the evidence
+    #: ladder); unproven findings are info, and the gate decides (:mod:`irviz.lint.gate`)
     severity: ClassVar[str] = "warning"
+    #: what proves a finding: ``counterexample`` (an input on which the trace and the
+    #: model differ) or ``certain`` (the finding is a fact no input changes: torch.jit.trace
+    #: refuses the model, a fork is never waited)
+    proof: ClassVar[str] = "counterexample"
+    #: for ``certain`` rules: why no input can change the finding (said in the output)
+    certainty: ClassVar[str] = ""
     status: ClassVar[str] = "stable"    # "stable" | "preview"
     default: ClassVar[bool] = True      # enabled without --select (IRV4xx: False)
     message: ClassVar[str]              # str.format template filled by diagnostic(**fmt)
@@ -143,6 +152,10 @@ class Registry:
         if cls.severity not in SEVERITIES:
             raise ValueError(f"{label}: severity {cls.severity!r} is not one of "
                              f"{', '.join(SEVERITIES)}")
+        if cls.proof not in PROOFS:
+            raise ValueError(f"{label}: proof {cls.proof!r} is not one of {', '.join(PROOFS)}")
+        if cls.proof == "certain" and cls.severity != "info" and not cls.certainty:
+            raise ValueError(f"{label}: a certain rule says why (its `certainty`)")
         if cls.status not in STATUSES:
             raise ValueError(f"{label}: status {cls.status!r} is not one of "
                              f"{', '.join(STATUSES)}")

@@ -28,24 +28,32 @@ class RunReport:
     suppressed: int = 0
     #: how many models were linted
     models: int = 0
+    #: ``spec: what the variant inputs showed`` per model verified (``-v`` prints them)
+    verified: list[str] = field(default_factory=list)
 
-    def summary(self) -> str:
-        """``Found 5 findings (3 errors, 2 warnings) in 14 models; 1 suppressed by noqa.``"""
-        found = self.diagnostics
+    def summary(self, info_shown: bool = True) -> str:
+        """``Found 2 findings (1 error, 1 warning) in 14 models; 12 info not shown
+        (--show-info); 1 suppressed by noqa.`` Info findings are counted apart: they
+        never fail a run."""
+        proven = [d for d in self.diagnostics if d.severity != "info"]
+        info = len(self.diagnostics) - len(proven)
         models = _plural(self.models, "model")
-        if found:
-            counts = [(s, sum(d.severity == s for d in found)) for s in ("error", "warning",
-                                                                           "info")]
-            text = (f"Found {_plural(len(found), 'finding')} ("
+        if proven:
+            counts = [(s, sum(d.severity == s for d in proven)) for s in ("error", "warning")]
+            text = (f"Found {_plural(len(proven), 'finding')} ("
                     + ", ".join(_plural(n, s) for s, n in counts if n) + f") in {models}")
         else:
             text = f"All checks passed for {models}"
+        if info:
+            text += f"; {info} info" + ("" if info_shown else " not shown (--show-info)")
         if self.suppressed:
             text += f"; {self.suppressed} suppressed by noqa"
         return text + "."
 
     def exit_code(self, exit_zero: bool = False) -> int:
-        """0 clean, 1 findings (0 with ``--exit-zero``), 2 something could not be linted."""
+        """0 clean (info findings never count), 1 errors or warnings (0 with
+        ``--exit-zero``), 2 something could not be linted."""
         if self.errors:
             return COULD_NOT_RUN
-        return FINDINGS if self.diagnostics and not exit_zero else CLEAN
+        proven = any(d.severity != "info" for d in self.diagnostics)
+        return FINDINGS if proven and not exit_zero else CLEAN

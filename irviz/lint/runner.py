@@ -19,7 +19,7 @@ from .layers import EXPORT_LAYERS, LAYERS, Layer
 from .layers.context import (  # noqa: F401 - re-exported: what other modules import from here
     CONFIRM_ONLY, RANDOM_OPS, TRACER_RULES, LayerContext, LintOptions, TargetRun, _Findings,
     _forward_location)
-from .layers.ir import TRAINING_OPS  # noqa: F401 - re-exported
+from .layers.certainties import TRAINING_OPS  # noqa: F401 - re-exported
 from .run_report import RunReport
 
 MODES = ("both", "script", "trace")
@@ -90,6 +90,8 @@ def lint(workspace, specs: list[str], options: LintOptions, gate: Gate) -> RunRe
                 continue
             report.models += 1
             report.notes.extend(run.notes)
+            if run.verification is not None:
+                report.verified.append(f"{target.spec}: {run.verification.describe()}")
             found.extend(run.found)
     passed = gate.apply(found)
     report.diagnostics, report.suppressed = passed.kept, passed.suppressed

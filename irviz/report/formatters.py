@@ -67,6 +67,8 @@ def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = ()
                    f"{_printable(d.message)}\n")
         for line in related_lines(d):
             out.append(f"    {_printable(line)}\n")
+        if d.evidence is not None:
+            out.append(f"    {_printable(d.evidence.line())}\n")
         if show_hints and d.hint:
             out.append(f"    hint: {_printable(d.hint)}\n")
     return "".join(out)
@@ -75,6 +77,12 @@ def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = ()
 def related_lines(d: Diagnostic) -> list[str]:
     """``called from model.py:31`` for each of the finding's related locations."""
     return [f"{message} {path}:{line}" for path, line, message in d.related]
+
+
+def evidence_lines(d: Diagnostic) -> list[str]:
+    """``counterexample: ...`` / ``held on: ...`` / ``certain: ...`` when the finding has
+    evidence."""
+    return [d.evidence.line()] if d.evidence is not None else []
 
 
 def format_json(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
@@ -119,7 +127,7 @@ def format_github(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = 
         props.append(("title", f"{d.code} {d.name}"))
         joined = ",".join(f"{key}={_escape_property(value)}" for key, value in props)
         level = _GITHUB_LEVELS.get(d.severity, "warning")
-        text = "\n".join([d.message, *related_lines(d)])
+        text = "\n".join([d.message, *related_lines(d), *evidence_lines(d)])
         out.append(f"::{level} {joined}::{_escape_data(text)}\n")
     return "".join(out)
 
@@ -223,7 +231,7 @@ def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (
     counts: Counter = Counter()
     results = []
     for d in diags:
-        text = "\n".join([d.message, *related_lines(d)]) + (
+        text = "\n".join([d.message, *related_lines(d), *evidence_lines(d)]) + (
             f"\nhint: {d.hint}" if d.hint else "")
         physical = {"artifactLocation": _artifact_location(d.path)}
         region = _region(d)
@@ -245,6 +253,8 @@ def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (
             properties["target"] = d.target
         if d.layers:
             properties["layers"] = list(d.layers)
+        if d.evidence is not None:
+            properties["evidence"] = d.evidence.to_dict()
         if properties:
             result["properties"] = properties
         results.append(result)

@@ -12,7 +12,7 @@ class Model(torch.nn.Module):
             x = x.sum(0)
         if x.dtype == torch.float64 or x.is_cuda:  # expect: IRV102
             x = x.float()
-        if torch.cuda.is_available():  # expect: IRV102
+        if torch.cuda.is_available():  # expect: IRV102, IRV301
             x = x + 1
         return x
 

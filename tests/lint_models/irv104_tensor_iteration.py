@@ -11,7 +11,7 @@ class Model(torch.nn.Module):
         total = torch.zeros(4)
         for row in x:  # expect: IRV104
             total = total + row
-        a, b = y  # expect: IRV104
+        a, b = y  # expect: IRV104, IRV301
         cols = torch.stack([torch.stack(c) for c in zip(*x)])  # expect: IRV104, IRV105
         return total + a - b + cols.sum(1)
 

@@ -14,7 +14,7 @@ except ImportError:  # NumPy is optional for irviz
 
 class Model(torch.nn.Module):
     def forward(self, x):
-        values = x.detach().numpy()  # expect: IRV107
+        values = x.detach().numpy()  # expect: IRV107, IRV301
         index = np.arange(x.shape[0])  # expect: IRV107
         return torch.from_numpy(values * 2) + torch.from_numpy(index)[:, None]  # expect: IRV108, IRV134, IRV151
 

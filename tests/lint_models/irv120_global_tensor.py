@@ -11,7 +11,7 @@ def _make_offset():
     offset = torch.ones(4)
 
     def add_offset(x):
-        return x + offset  # expect: IRV120
+        return x + offset  # expect: IRV120, IRV301
 
     return add_offset
 

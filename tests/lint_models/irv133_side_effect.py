@@ -15,7 +15,7 @@ class Model(torch.nn.Module):
 
     def forward(self, x):
         self.calls += 1  # expect: IRV133
-        CALLS.append(self.calls)  # expect: IRV133
+        CALLS.append(self.calls)  # expect: IRV133, IRV301
         print("forward called")  # expect: IRV133
         return x * 2
 

@@ -9,7 +9,10 @@ The layers (each finding lists the ones that fired):
                      froze (:mod:`irviz.analyses.graph_diff`).
 ``retrace``          a second trace on inputs with other shapes (:mod:`irviz.frontends.retrace`).
 ``ir``               patterns in the IR graph: training-mode ops, random ops, outputs that
-                     depend on no input, fork/wait hazards, traced modules inside scripts.
+                     depend on no input, fork/wait hazards, traced modules inside scripts,
+                     and the certainties of the trace (:mod:`.certainties`).
+``verify``           the trace against the Python model on variant inputs: counterexamples,
+                     and the verdict every finding carries to the gate (:mod:`.verify`).
 
 Findings are created only through the rule classes' ``diagnostic()``; a model that cannot be
 loaded is an *error* of the run (exit 2), never a finding.
@@ -32,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import (
-    call_sites, capture, divergence, export, hazards, ir, retrace, scripting, source, tracer,
-    weigh)
+    call_sites, capture, certainties, divergence, export, hazards, ir, retrace, scripting,
+    source, tracer, verify, weigh)
 from .context import LayerContext
 
 
@@ -53,17 +56,22 @@ class Layer:
 LAYERS: tuple[Layer, ...] = (
     Layer("source facts", source.facts),
     Layer("capture", capture.run, runs_model=True),
+    Layer("run error", scripting.run_error, needs=("capture_error",), runs_model=True),
     Layer("trace failed", scripting.trace_failed, needs=("trace_error", "source facts")),
     Layer("not scriptable", scripting.not_scriptable, needs=("script_error",)),
     Layer("source", source.report, needs=("source facts",)),
     Layer("tracer", tracer.run, needs=("trace warnings",)),
     Layer("ir", ir.run, needs=("trace", "trace_graph")),
+    Layer("certain", certainties.run, needs=("trace", "trace_graph")),
     Layer("divergence", divergence.run, needs=("trace", "trace_graph", "script_graph")),
     Layer("retrace", retrace.run, needs=("trace", "trace_graph"), runs_model=True),
-    # "verify" (irviz/lint/layers/verify.py) goes here: after the retrace, before the
-    # weighing of evidence
     Layer("hazards", hazards.run, needs=("graph",)),
     Layer("traced submodules", scripting.traced_submodules, needs=("script_graph",)),
+    # every finding is made by now: the variants confirm some, the rest get their verdict,
+    # and only then is the evidence weighed (a library finding a counterexample confirms
+    # stays)
+    Layer("verify", verify.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
+    Layer("settle", verify.settle, needs=("findings",)),
     Layer("weigh", weigh.run, needs=("findings",)),
     Layer("call sites", call_sites.run, needs=("trace", "findings")),
 )

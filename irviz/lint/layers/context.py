@@ -62,6 +62,9 @@ class LintOptions:
     #: show the source findings in installed libraries no runtime layer confirms
     #: (:mod:`irviz.lint.evidence`); default: left out and counted in a note
     show_unconfirmed: bool = False
+    #: at most this many variant inputs run through the trace and the Python model
+    #: (:mod:`irviz.lint.layers.verify`); 0: none
+    verify: int = 16
 
 
 @dataclass
@@ -76,6 +79,9 @@ class TargetRun:
     trace: Capture | None = None
     trace_graph: nx.DiGraph | None = None
     notes: list[str] = field(default_factory=list)
+    #: what the variant inputs showed (:mod:`irviz.lint.layers.verify`); None when they
+    #: did not run
+    verification: Any = None
 
 
 class _Findings:
@@ -100,6 +106,16 @@ class _Findings:
         self.found[key] = rule.diagnostic(
             path=path, line=int(line), column=int(col or 1), end_line=end_line,
             end_column=end_col, target=self.target.name, layers=(layer,), **fields)
+
+    @staticmethod
+    def key_path(path: str) -> str:
+        """A path as the findings' keys spell it."""
+        return display_path(path)
+
+    def attach(self, key: tuple[str, str, int], evidence) -> None:
+        """Give the finding ``key`` (``(code, path, line)``) its evidence."""
+        if key in self.found:
+            self.found[key] = self.found[key].with_evidence(evidence)
 
     def relate(self, code: str, location: tuple, related: Iterable[tuple]) -> None:
         """Add ``related`` ``(path, line, message)`` places to the finding ``code`` has at
@@ -146,6 +162,8 @@ class LayerContext:
         """Whether the run has ``need`` (one of :data:`NEEDS`) for a layer to read."""
         if need == "trace warnings":  # a trace's, or a failed trace's
             return self.run.trace is not None or self.trace_error is not None
+        if need == "capture_error":  # scripting or tracing failed
+            return self.script_error is not None or self.trace_error is not None
         try:
             value = {"source facts": self.facts, "findings": self.findings,
                      "trace": self.run.trace, "trace_graph": self.run.trace_graph,
@@ -160,7 +178,7 @@ class LayerContext:
 
 #: what a layer may need of the run (:meth:`LayerContext.has`)
 NEEDS = ("source facts", "findings", "trace", "trace warnings", "trace_graph", "script_graph",
-         "graph", "script_error", "trace_error")
+         "graph", "script_error", "trace_error", "capture_error")
 
 
 def _split(location: str | None) -> tuple | None:

@@ -3,14 +3,66 @@ traced modules inside a scripted one (findings about the capture, not a line's p
 """
 from __future__ import annotations
 
+import warnings
+
 import torch
 
+from ...errors import CaptureError
+from ...paths import is_installed_library_file
+from ..diagnostic import Evidence
 from ..rules.passthrough import TraceFailed
 from ..rules.scripting import NotScriptable, TracedModuleInsideScript
 from ..rules.tracing import DictOrNonTensorOutput
 from .context import (
     LayerContext, TargetRun, _called_from_in, _Findings, _first_line, _forward_location,
     _location_in, _split)
+
+
+def _raises_on_inputs(ctx: LayerContext) -> str | None:
+    """What the model's own Python raised on its example inputs (None: it ran, or there is
+    no Python to run). The scripted capture's eager run says it when there was one."""
+    run = ctx.run
+    if ctx.script_error is not None and ctx.script_error.raised_on_inputs:
+        return ctx.script_error.message
+    if run.script is not None and run.script.eager is not None:
+        return run.script.eager.error or None
+    inputs = ctx.workspace.inputs_for(ctx.target)
+    obj = ctx.target.obj
+    if inputs is None or not callable(obj) or isinstance(
+            obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
+        return None
+    try:
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            inputs.call(obj)
+    except Exception as exc:  # noqa: BLE001 - the model's own error
+        text = str(exc).strip()
+        return f"{type(exc).__name__}: {text.splitlines()[0] if text else ''}"
+    return None
+
+
+def run_error(ctx: LayerContext) -> None:
+    """A model whose own Python raises on its example inputs is not linted: the inputs (or
+    the model) are wrong, and the capture's failure is not a finding. An error of the run
+    (exit 2) that names the line, and says whether the model compiles."""
+    raised = _raises_on_inputs(ctx)
+    if raised is None:
+        return
+    script = ctx.script_error
+    if script is not None and script.raised_on_inputs:
+        raise CaptureError(script.message, hint=script.hint, detail=script.detail)
+    trace = ctx.trace_error
+    compiles = ""
+    if ctx.run.script is not None:
+        compiles = " (it compiles with torch.jit.script)"
+    elif script is not None:
+        compiles = " (and torch.jit.script cannot compile it)"
+    where = _location_in(trace) if trace is not None else None
+    at = f" at {where.rsplit(':', 1)[0]}" if where else ""
+    raise CaptureError(
+        f"{ctx.target.spec} raises on its example inputs{at}{compiles}: {raised}",
+        hint="check that --inputs / example_inputs match what forward() expects "
+             "(shapes, dtypes, devices)")
 
 
 def trace_failed(ctx: LayerContext) -> None:
@@ -27,15 +79,23 @@ def trace_failed(ctx: LayerContext) -> None:
 
 
 def not_scriptable(ctx: LayerContext) -> None:
-    """Scripting failed and no trace stands in for it."""
+    """torch.jit.script cannot compile the model: the user's ``torch.jit.script`` would
+    fail, whatever the inputs (a certainty). When the code that does not compile is an
+    installed library's and the trace ran, the library deploys by tracing: the finding is
+    info, with the reason."""
     script_error = ctx.script_error
-    if ctx.run.trace is not None:
-        return
-    # a model deployed by tracing need not script; report it when scripting is the way
+    if script_error.raised_on_inputs:
+        return  # it compiles: a run error (:func:`run_error`)
     where = _split(_location_in(script_error)) or _forward_location(ctx.target)
-    if where:
-        ctx.findings.report(NotScriptable, where, "script-vs-trace",
-                            text=_first_line(script_error.message.split(": ", 1)[-1]))
+    if not where:
+        return
+    ctx.findings.report(NotScriptable, where, "script-vs-trace",
+                        text=_first_line(script_error.message.split(": ", 1)[-1]))
+    if ctx.run.trace is not None and is_installed_library_file(where[0]):
+        key = (NotScriptable.code, ctx.findings.key_path(where[0]), int(where[1]))
+        why = ("the installed library's code does not script, and the model traces: "
+               "deploy it by tracing")
+        ctx.findings.attach(key, Evidence("held", why, reason=why))
 
 
 def traced_submodules(ctx: LayerContext) -> None:

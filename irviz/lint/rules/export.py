@@ -62,6 +62,8 @@ class ExportFailed(Rule):
     code = "IRV500"
     name = "export-failed"
     severity = "error"
+    proof = "certain"
+    certainty = "torch.export failed on these inputs"
     message = "torch.export failed: {text}"
     hint = "fix what torch's message names; a scripted or traced submodule must be Python for export"
 
@@ -114,6 +116,8 @@ class ExportDataDependentBranch(Rule):
     code = "IRV501"
     name = "export-data-dependent-branch"
     severity = "error"
+    proof = "certain"
+    certainty = "torch.export refused the data-dependent branch"
     message = "torch.export cannot branch on tensor data here: {text}"
     hint = "write the branch as torch.cond(pred, true_fn, false_fn, (x,)), or torch.where"
 
@@ -173,6 +177,8 @@ class ExportUnrolledLoop(Rule):
     code = "IRV502"
     name = "export-unrolled-loop"
     severity = "warning"
+    proof = "certain"
+    certainty = "the exported program holds the loop unrolled"
     message = "torch.export unrolls this loop over `{expr}`: {detail}"
     hint = "write the loop as scan(step, init, xs) so one program takes every length"
 
@@ -222,6 +228,8 @@ class ExportDynamicDimStatic(Rule):
     code = "IRV503"
     name = "export-dynamic-dim-static"
     severity = "warning"
+    proof = "certain"
+    certainty = "torch.export specialized the dimension"
     message = "the dynamic dimension {dim} is not dynamic in the exported program: {detail}"
     hint = "make the code shape-generic along that dimension (scan, no int() of its size)"
 
@@ -273,6 +281,8 @@ class ExportForkSerial(Rule):
     code = "IRV504"
     name = "export-fork-serial"
     severity = "warning"
+    proof = "certain"
+    certainty = "the exported program runs the forked task serially"
     message = "torch.export runs `torch.jit.fork({callee})` serially: {detail}"
     hint = "call the function directly; the fork's parallelism is lost in export"
 
@@ -326,6 +336,8 @@ class TorchscriptConverterUnsupported(Rule):
     code = "IRV505"
     name = "torchscript-converter-unsupported"
     severity = "warning"
+    proof = "certain"
+    certainty = "the converter has no rule for this node"
     message = "TS2EPConverter cannot convert this `{construct}`: {reason}"
     hint = "export the Python model with torch.export.export instead of converting the TorchScript"
 

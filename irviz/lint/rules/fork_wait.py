@@ -58,6 +58,9 @@ class WaitImmediatelyAfterFork(Rule):
     code = "IRV201"
     name = "wait-immediately-after-fork"
     severity = "warning"
+    proof = "certain"
+    certainty = ("the wait follows its fork with nothing in between: no input gives the task "
+                 "anything to overlap")
     message = "the future is waited right after the fork: nothing runs beside `{callee}`"
     hint = ("move independent work between torch.jit.fork and torch.jit.wait, "
             "or call the function directly")
@@ -107,6 +110,9 @@ class ForkNeverWaited(Rule):
     code = "IRV202"
     name = "fork-never-waited"
     severity = "error"
+    proof = "certain"
+    certainty = ("a fork nobody waits for is removed from the scripted graph or races the caller "
+                 "on every call")
     message = "the future of `{expr}` is never waited: TorchScript deletes this fork"
     hint = "call torch.jit.wait on the future, or call the function directly"
 
@@ -155,6 +161,9 @@ class ForkWaitSameIteration(Rule):
     code = "IRV203"
     name = "fork-wait-same-iteration"
     severity = "warning"
+    proof = "certain"
+    certainty = ("the fork and its wait are in one loop iteration: the iterations run one after "
+                 "another on every input")
     message = ("fork and wait in the same loop iteration: the tasks of `{callee}` run one "
                "after another")
     hint = "fork every task in one loop, then wait for them in a second loop"

@@ -111,5 +111,7 @@ class TraceFailed(Rule):
     code = "IRV002"
     name = "trace-failed"
     severity = "error"
+    proof = "certain"
+    certainty = "torch.jit.trace raised on the model's own example inputs"
     message = "torch.jit.trace failed: {text}"
     hint = "fix what torch's message names, or script the model instead of tracing it"

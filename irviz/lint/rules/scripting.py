@@ -62,6 +62,9 @@ class NotScriptable(Rule):
     code = "IRV301"
     name = "not-scriptable"
     severity = "warning"
+    proof = "certain"
+    certainty = ("torch.jit.script compiles the code, not a run of it: no input changes whether it"
+                 " compiles")
     message = "torch.jit.script cannot compile this: {text}"
     hint = ("replace the construct with its torch/TorchScript equivalent, or add the type "
             "annotation it asks for")
@@ -173,6 +176,9 @@ class JitIgnoreReachable(Rule):
     code = "IRV304"
     name = "jit-ignore-reachable"
     severity = "warning"
+    proof = "certain"
+    certainty = ("a @torch.jit.ignore function is called from Python, so the scripted model cannot"
+                 " be saved and run without it")
     message = "`{expr}` is @torch.jit.ignore: a model that reaches it cannot be saved"
     hint = "rewrite the function in TorchScript so the saved model can run it"
 
@@ -232,6 +238,8 @@ class JitUnusedReachable(Rule):
     code = "IRV305"
     name = "jit-unused-reachable"
     severity = "warning"
+    proof = "certain"
+    certainty = "the scripted model raises whenever it reaches a @torch.jit.unused function"
     message = "`{expr}` is @torch.jit.unused: the scripted model raises when it gets there"
     hint = "make the method scriptable, or keep it off every path the deployed model takes"
 

@@ -682,9 +682,12 @@ class TracedInTrainingMode(Rule):
     code = "IRV130"
     name = "traced-in-training-mode"
     severity = "error"
-    message = ("traced in training mode: `{expr}` keeps its training behaviour "
-               "(call .eval() before tracing)")
-    hint = "call model.eval() before torch.jit.trace"
+    proof = "certain"
+    certainty = ("the op was recorded with its training flag set: every call of the trace runs it "
+                 "in training mode")
+    message = "`{expr}` is traced in training mode: {who}"
+    hint = ("call model.eval() before torch.jit.trace, and pass training=self.training to "
+            "F.dropout")
 
 
 @rule
@@ -976,6 +979,9 @@ class DictOrNonTensorOutput(Rule):
     code = "IRV141"
     name = "dict-or-non-tensor-output"
     severity = "error"
+    proof = "certain"
+    certainty = ("torch.jit.trace refuses an output that holds no tensor or holds a dict, whatever"
+                 " the input")
     message = "`{expr}` returns a dict or a non-tensor value, which torch.jit.trace cannot record"
     hint = "return a tuple of tensors"
 
@@ -1083,3 +1089,139 @@ class ShapeSpecializedTrace(Rule):
     severity = "error"
     message = "the trace depends on the example input's shape: {detail}"
     hint = "keep shape arithmetic on x.size()/x.shape values, or script the shape-dependent part"
+
+
+@rule
+class InputDeviceBaked(Rule):
+    """## What it does
+    Checks for a device read from an input (`x.device`) that the trace records as a
+    constant: `torch.zeros(n, device=x.device)`, `y.to(x.device)`.
+
+    ## Why is this bad?
+    `torch.jit.trace` records the device the example input was on as a constant. The
+    traced model then creates those tensors on that device whatever device its inputs
+    are on: a model traced on the CPU and moved to a GPU mixes devices and fails, or
+    copies tensors back and forth. No input on the traced device can show it, so irviz
+    reports it as a certainty.
+
+    ## Example
+    ```python
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.ones(x.shape[-1], device=x.device)
+    ```
+
+    ## Use instead
+    Derive new tensors from the input, which carries its device with it:
+
+    ```python
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x + torch.ones_like(x[0])
+    ```
+
+    ## Known problems
+    A model that is traced and deployed on the same device is not affected; suppress the
+    finding with `# noqa: IRV121` there. Only devices read on a line the trace ran, and
+    recorded as a constant argument of an op on that line, are reported.
+    """
+
+    code = "IRV121"
+    name = "input-device-baked"
+    severity = "warning"
+    proof = "certain"
+    certainty = ("the device is a constant of the trace: an input on another device still "
+                 "gets tensors made on this one")
+    message = "`{expr}` reads the input's device, and the trace records it as the constant {device}"
+    hint = "make the tensor from the input (torch.ones_like, x.new_ones) instead of passing device="
+
+
+@rule
+class ContainerInput(Rule):
+    """## What it does
+    Checks for an example input that is a list or a dict of tensors.
+
+    ## Why is this bad?
+    `torch.jit.trace` unpacks a list or dict input into its tensors, and the trace keeps
+    its structure: a list's length, a dict's keys. Called with a list of another length
+    the traced model fails ("Expected 2 elements in a list but found 3"); with a
+    `List[Tensor]` model that is the whole point of the argument.
+
+    ## Example
+    ```python
+    class Sum(torch.nn.Module):
+        def forward(self, xs: List[torch.Tensor]):
+            return torch.stack(xs).sum(0)
+
+    traced = torch.jit.trace(Sum(), ([torch.rand(3), torch.rand(3)],))
+    ```
+
+    ## Use instead
+    Pass one stacked tensor, or script the module, which keeps `List[Tensor]` dynamic:
+
+    ```python
+    class Sum(torch.nn.Module):
+        def forward(self, xs: torch.Tensor):
+            return xs.sum(0)
+    ```
+
+    ## Known problems
+    A container that always has the same length (a fixed pair of images) is safe;
+    suppress the finding with `# noqa: IRV124` on the `def forward` line.
+    """
+
+    code = "IRV124"
+    name = "container-input"
+    severity = "warning"
+    proof = "certain"
+    certainty = ("the trace unpacks the container: its length and keys are part of the "
+                 "traced model's signature")
+    message = "input `{expr}` is {what}: the trace fixes its {fixed}"
+    hint = "pass a stacked tensor, or script the module to keep List[Tensor] dynamic"
+
+
+@rule
+class TraceDivergesFromModel(Rule):
+    """## What it does
+    Reports the line where the trace stops following the Python model, found by running
+    both on variant inputs (other sizes, dtypes, values, padded masks) and tracing again on
+    the input where they disagree. It is reported when no more specific rule names that
+    line.
+
+    ## Why is this bad?
+    The traced model gives another result than the model it was traced from, on an input
+    the model accepts. The output under the finding names that input and the difference.
+
+    ## Example
+    ```python
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            if x.dtype != torch.float32:
+                x = x.float()
+            return self.linear(x)
+    ```
+
+    ## Use instead
+    Make the choice inside the graph (an op that works for every case), or script the part
+    that decides (`@torch.jit.script_if_tracing`):
+
+    ```python
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return self.linear(x.to(self.linear.weight.dtype))
+    ```
+
+    ## Known problems
+    The variants are generic changes of the example inputs; a pitfall that only another
+    kind of input shows (another device, a much longer sequence) is not found this way.
+    The line is where the two traces first differ, or the statement deciding whether it
+    runs; when the cause is earlier (a size turned into a Python number), look there.
+    """
+
+    code = "IRV152"
+    name = "trace-diverges-from-model"
+    severity = "error"
+    message = ("the trace and the Python model part ways at `{expr}`: the trace keeps what "
+               "the example input did here")
+    hint = ("make the choice a tensor op (torch.where), or script the deciding code "
+            "(@torch.jit.script_if_tracing)")

@@ -8,7 +8,7 @@ import torch
 class Model(torch.nn.Module):
     def forward(self, x):
         if torch.jit.is_tracing():
-            warnings.warn("the cache size is fixed when tracing", torch.jit.TracerWarning)  # expect: IRV001
+            warnings.warn("the cache size is fixed when tracing", torch.jit.TracerWarning)  # expect: IRV001, IRV301
         return x * 2
 
 

@@ -1,0 +1,213 @@
+"""Variant inputs: the example inputs changed the ways deployment changes them.
+
+``torch.jit.trace`` records the path one example took. Whether that path is the one every
+valid input takes is a question for execution (README: lint, the evidence ladder): run the
+trace and the Python model on inputs that differ from the example in the ways real inputs
+do, and compare. The variants are generic, made from the example inputs alone:
+
+* **shape**: each size grown by one, and shrunk to 1 where it is larger. Equal sizes
+  across inputs move together (a mask as long as its ids, an image's height and width),
+  as ``--dynamic-dims`` does for the re-trace; with ``--dynamic-dims`` only the named
+  dimensions (and the sizes they share) move.
+* **dtype**: the float inputs in float64, float16 and bfloat16.
+* **value**: the float inputs negated, and resampled from their range, so that a branch
+  on the data (``if x.sum() > 0``) flips.
+* **mask**: a 0/1 or bool input with its first row's trailing positions set to 0 (a
+  padded sequence in a batch).
+
+Which variants are *valid* is not decided here: a variant is valid when the Python model
+runs it without raising (:mod:`irviz.lint.layers.verify`).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from .inputs import ExampleInputs
+
+__all__ = ["Variant", "variants", "KINDS"]
+
+KINDS = ("shape", "dtype", "value", "mask")
+#: the float dtypes a float input is also tried in (CPU kernels exist for all three)
+OTHER_FLOATS = (torch.float64, torch.float16, torch.bfloat16)
+#: a resampled input draws from this generator: the same variant on every run
+SEED = 20261203
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One changed call of the model."""
+
+    inputs: ExampleInputs
+    #: the change in full: ``input_ids, attention_mask: dim 1 16 -> 17``
+    change: str
+    #: one of :data:`KINDS`
+    kind: str
+    #: the change in a few words, for "held on: ..." lists: ``size 16 -> 17``
+    short: str
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).replace("torch.", "")
+
+
+def _grown(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """``t`` one larger along ``dims``, the last slice repeated: a new shape with the
+    same kind of data (ids stay ids, a mask stays a mask)."""
+    for d in dims:
+        t = torch.cat([t, t.narrow(d, t.shape[d] - 1, 1)], dim=d)
+    return t.clone()
+
+
+def _shrunk(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    for d in dims:
+        t = t.narrow(d, 0, 1)
+    return t.clone()
+
+
+def _is_mask(t: torch.Tensor) -> bool:
+    """A 0/1 integer or bool tensor with at least one 1 (an all-zero one pads nothing)."""
+    if t.dim() == 0 or t.numel() == 0 or t.dtype.is_floating_point or t.dtype.is_complex:
+        return False
+    if t.dtype == torch.bool:
+        return bool(t.any())
+    return bool(((t == 0) | (t == 1)).all()) and bool((t == 1).any())
+
+
+def _padded(t: torch.Tensor) -> torch.Tensor | None:
+    """``t`` with the trailing quarter (at least one position) of its first row set to 0
+    along the last dimension; None when that changes nothing."""
+    out = t.clone()
+    n = t.shape[-1]
+    k = max(1, n // 4)
+    if n < 2:
+        return None
+    row = out.reshape(-1, n)[0] if out.dim() > 1 else out
+    row[n - k:] = False if t.dtype == torch.bool else 0
+    return None if torch.equal(out, t) else out
+
+
+def _size_groups(names: list[str], values: tuple, dynamic: dict[str, list[int]]
+                 ) -> list[tuple[int, dict[int, list[int]]]]:
+    """Each size that may change, with the ``{input index: [dims]}`` holding it: every
+    dimension of every tensor input, grouped by size (equal sizes move together). With
+    ``dynamic`` (``--dynamic-dims``) only the sizes of the named dimensions."""
+    sizes: dict[int, dict[int, list[int]]] = {}
+    allowed: set[int] | None = None
+    if dynamic:
+        allowed = set()
+        for i, (name, value) in enumerate(zip(names, values)):
+            if isinstance(value, torch.Tensor) and name in dynamic:
+                allowed |= {value.shape[d] for d in dynamic[name]
+                            if -value.dim() <= d < value.dim()}
+    for i, value in enumerate(values):
+        if not isinstance(value, torch.Tensor):
+            continue
+        for d, size in enumerate(value.shape):
+            if size == 0 or (allowed is not None and size not in allowed):
+                continue
+            sizes.setdefault(size, {}).setdefault(i, []).append(d)
+    return sorted(sizes.items())
+
+
+def _with(values: tuple, changed: dict[int, Any]) -> tuple:
+    return tuple(changed.get(i, v) for i, v in enumerate(values))
+
+
+def _shape_variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[int]]
+                    ) -> list[Variant]:
+    values = inputs.flat
+    out = []
+    for size, where in _size_groups(names, values, dynamic):
+        holders = ", ".join(names[i] for i in where)
+        dims = sorted({d for ds in where.values() for d in ds})
+        label = f"dim {dims[0]}" if len(dims) == 1 else "dims " + ",".join(map(str, dims))
+        for new, make in ((size + 1, _grown), (1, _shrunk)):
+            if new == size:
+                continue
+            changed = {i: make(values[i], ds) for i, ds in where.items()}
+            out.append(Variant(inputs.replaced(_with(values, changed)),
+                               f"{holders}: {label} {size} -> {new}", "shape",
+                               f"size {size} -> {new}"))
+    return out
+
+
+def _float_inputs(names: list[str], values: tuple) -> list[int]:
+    return [i for i, v in enumerate(values)
+            if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and v.numel()]
+
+
+def _dtype_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
+    values = inputs.flat
+    floats = _float_inputs(names, values)
+    if not floats:
+        return []
+    holders = ", ".join(names[i] for i in floats)
+    was = _dtype_name(values[floats[0]].dtype)
+    out = []
+    for dtype in OTHER_FLOATS:
+        if any(values[i].dtype == dtype for i in floats):
+            continue
+        changed = {i: values[i].to(dtype) for i in floats}
+        out.append(Variant(inputs.replaced(_with(values, changed)),
+                           f"{holders} {was} -> {_dtype_name(dtype)}", "dtype",
+                           _dtype_name(dtype)))
+    return out
+
+
+def _value_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
+    values = inputs.flat
+    floats = _float_inputs(names, values)
+    if not floats:
+        return []
+    holders = ", ".join(names[i] for i in floats)
+    negated = {i: -values[i] for i in floats}
+    generator = torch.Generator().manual_seed(SEED)
+    resampled = {}
+    for i in floats:
+        v = values[i]
+        low, high = float(v.min()), float(v.max())
+        if low == high:  # a constant input: resample around it
+            low, high = low - 1.0, high + 1.0
+        draw = torch.rand(v.shape, generator=generator, dtype=torch.float64)
+        resampled[i] = (low + (high - low) * draw).to(v.dtype)
+    return [Variant(inputs.replaced(_with(values, negated)), f"{holders} negated", "value",
+                    "negated"),
+            Variant(inputs.replaced(_with(values, resampled)),
+                    f"{holders} resampled from their range", "value", "resampled")]
+
+
+def _mask_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
+    values = inputs.flat
+    out = []
+    for i, v in enumerate(values):
+        if not isinstance(v, torch.Tensor) or not _is_mask(v):
+            continue
+        padded = _padded(v)
+        if padded is None:
+            continue
+        k = max(1, v.shape[-1] // 4)
+        out.append(Variant(inputs.replaced(_with(values, {i: padded})),
+                           f"{names[i]} padded (last {k} of {v.shape[-1]} positions of its "
+                           "first row set to 0)", "mask", f"padded {names[i]}"))
+    return out
+
+
+def variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[int]] | None = None,
+             limit: int | None = None) -> list[Variant]:
+    """The variants of ``inputs`` (``names``: what each of :attr:`ExampleInputs.flat` is
+    called), at most ``limit`` of them, taken in turn from each kind so a small cap still
+    tries every kind: shapes first (the commonest change in deployment), then dtypes,
+    values and masks."""
+    by_kind = [_shape_variants(inputs, names, dynamic or {}),
+               _dtype_variants(inputs, names),
+               _value_variants(inputs, names),
+               _mask_variants(inputs, names)]
+    out: list[Variant] = []
+    while any(by_kind) and (limit is None or len(out) < limit):
+        for group in by_kind:
+            if group and (limit is None or len(out) < limit):
+                out.append(group.pop(0))
+    return out

@@ -1,0 +1,254 @@
+"""Run the trace against the Python model on variant inputs: counterexamples.
+
+A trace is wrong for an input when it gives another result than the model's own Python on
+it. That is the only proof a tracing finding can have (README: lint, the evidence
+ladder), and it is cheap: two forward passes per variant. For each variant of
+:mod:`irviz.frontends.variants`:
+
+1. the Python model runs it; if it raises, the variant is not a valid input and is
+   skipped (it never counts as a counterexample);
+2. the first trace runs it; a raise, another shape or dtype, or a value further off than
+   the output dtype's tolerance (integer and bool outputs: bit-exact) is a
+   counterexample.
+
+Random ops (dropout left in training mode, ``torch.rand``) draw the same numbers in the
+trace and in the model under the same seed, so both runs start from one seed. When the two
+still differ on the example inputs themselves, values cannot be compared at all and only
+shapes are (:attr:`Verification.compared` says which was done).
+"""
+from __future__ import annotations
+
+import re
+import time
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from .capture import Capture, capture
+from .inputs import ExampleInputs
+from .variants import Variant
+
+__all__ = ["Outcome", "Verification", "verify", "retrace_on"]
+
+#: (rtol, atol) per float dtype of an output: what a second run of the same ops may differ by
+TOLERANCE = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
+             torch.float16: (2e-2, 2e-2), torch.bfloat16: (2e-2, 2e-2)}
+_DEFAULT_TOLERANCE = (1e-4, 1e-5)
+#: the seed both runs of one variant start from
+SEED = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one variant showed."""
+
+    variant: Variant
+    #: the Python model ran it (else ``error`` says what it raised)
+    valid: bool
+    error: str | None = None
+    #: the trace differs from the model on it
+    counterexample: bool = False
+    #: which output differs (``output 0 (last_hidden_state)``); None when the trace raised
+    output: str | None = None
+    #: the trace's error, or the largest difference
+    difference: str | None = None
+
+    def summary(self) -> str:
+        """``x: dim 0 3 -> 4: output 0 has shape (4, 2) where the model gives (3, 2)``."""
+        what = self.difference or "the trace differs from the model"
+        if self.output:
+            what = f"{self.output}: {what}"
+        return f"{self.variant.change}: {what}"
+
+
+@dataclass
+class Verification:
+    """Every variant's outcome, how outputs were compared, and the time it took."""
+
+    outcomes: list[Outcome] = field(default_factory=list)
+    #: ``values``, ``values under a fixed seed`` or ``shapes``
+    compared: str = "values"
+    seconds: float = 0.0
+    #: why values could not be compared (the trace and the model differ on the example)
+    note: str | None = None
+
+    @property
+    def valid(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.valid]
+
+    @property
+    def counterexamples(self) -> list[Outcome]:
+        return [o for o in self.outcomes if o.counterexample]
+
+    def describe(self) -> str:
+        """``7 of 9 variants valid (values compared), 1 counterexample, 0.06 s`` (``-v``)."""
+        return (f"{len(self.valid)} of {len(self.outcomes)} variants valid ({self.compared} "
+                f"compared), {len(self.counterexamples)} counterexample(s), "
+                f"{self.seconds:.2f} s")
+
+    def held_on(self) -> tuple[str, ...]:
+        """The short names of the valid variants the trace agreed on."""
+        return tuple(dict.fromkeys(o.variant.short for o in self.valid
+                                   if not o.counterexample))
+
+
+def _leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
+    """The tensors (and other values) of an output, each with its path."""
+    if isinstance(value, torch.Tensor):
+        return [(name, value)]
+    if isinstance(value, (tuple, list)):
+        return [leaf for i, v in enumerate(value)
+                for leaf in _leaves(v, f"{name}.{i}" if name else str(i))]
+    if isinstance(value, dict):
+        return [leaf for k, v in value.items()
+                for leaf in _leaves(v, f"{name}.{k}" if name else str(k))]
+    return [(name, value)]
+
+
+def _first_line(exc: BaseException) -> str:
+    """The user-facing line of an error: TorchScript's re-raised error's last line
+    (``RuntimeError: expected scalar type Double but found Float``)."""
+    text = str(exc).strip()
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
+    if m:
+        return f"{m.group(1)}: {m.group(2)}"[:200]
+    return f"{type(exc).__name__}: {last}"[:200] if last else type(exc).__name__
+
+
+def _shape(t: torch.Tensor) -> str:
+    return str(tuple(t.shape))
+
+
+def _compare(name: str, got: Any, want: Any, shapes_only: bool) -> str | None:
+    """How the trace's ``got`` differs from the model's ``want`` (None: it does not)."""
+    if isinstance(want, torch.Tensor) and isinstance(got, torch.Tensor):
+        if got.shape != want.shape:
+            return f"the trace gives shape {_shape(got)} where the model gives {_shape(want)}"
+        if got.dtype != want.dtype:
+            return (f"the trace gives dtype {str(got.dtype)[6:]} where the model gives "
+                    f"{str(want.dtype)[6:]}")
+        if shapes_only or got.numel() == 0:
+            return None
+        if not (want.dtype.is_floating_point or want.dtype.is_complex):
+            if torch.equal(got, want):
+                return None
+            wrong = int((got != want).sum())
+            return f"{wrong} of the trace's {want.numel()} values differ from the model's (exact)"
+        rtol, atol = TOLERANCE.get(want.dtype, _DEFAULT_TOLERANCE)
+        if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            return None
+        diff = (got.double() - want.double()).abs()
+        diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+        return (f"the trace's values differ from the model's by up to {float(diff.max()):.3g} "
+                f"(tolerance {atol:g} + {rtol:g} x |value|)")
+    if isinstance(want, torch.Tensor) or isinstance(got, torch.Tensor):
+        return f"the trace gives {type(got).__name__} where the model gives {type(want).__name__}"
+    return None if got == want else f"the trace gives {got!r} where the model gives {want!r}"
+
+
+def _differs(trace_out: Any, model_out: Any, names: list[str] | None, shapes_only: bool
+             ) -> tuple[str | None, str | None]:
+    """``(output, difference)`` of the first output that differs, or ``(None, None)``."""
+    got, want = _leaves(trace_out), _leaves(model_out)
+    if len(got) != len(want):
+        return None, f"the trace gives {len(got)} outputs where the model gives {len(want)}"
+    for i, ((path, g), (_, w)) in enumerate(zip(got, want)):
+        difference = _compare(path, g, w, shapes_only)
+        if difference is not None:
+            label = f"output {path or i}"
+            if names and i < len(names) and names[i] not in (str(i), path):
+                label += f" ({names[i]})"
+            return label, difference
+    return None, None
+
+
+class _Quiet:
+    """No warnings and no gradients while the variants run (torch's warnings were
+    recorded by the capture; a variant's repeat of them is noise)."""
+
+    def __enter__(self):
+        self._warnings = warnings.catch_warnings()
+        self._warnings.__enter__()
+        warnings.simplefilter("ignore")
+        self._grad = torch.no_grad()
+        self._grad.__enter__()
+        return self
+
+    def __exit__(self, *exc):
+        self._grad.__exit__(*exc)
+        self._warnings.__exit__(*exc)
+        return False
+
+
+def _run_model(first: Capture, inputs: ExampleInputs) -> Any:
+    torch.manual_seed(SEED)
+    return first.run_python(inputs)
+
+
+def _run_trace(first: Capture, inputs: ExampleInputs) -> Any:
+    torch.manual_seed(SEED)
+    return first.run(inputs)
+
+
+def _output_names(first: Capture) -> list[str] | None:
+    leaves = first.adapter.outputs if first.adapter is not None else None
+    return list(leaves.names) if leaves is not None else None
+
+
+def verify(first: Capture, variants: list[Variant], random: bool = False) -> Verification:
+    """The outcome of each of ``variants`` on ``first`` (a trace with inputs).
+
+    ``random``: the trace holds random ops, so values are compared under a fixed seed (or
+    by shape, when even the example inputs give different values)."""
+    started = time.perf_counter()
+    result = Verification(compared="values under a fixed seed" if random else "values")
+    with _Quiet():
+        try:
+            same = _differs(_run_trace(first, first.inputs), _run_model(first, first.inputs),
+                            None, False) == (None, None)
+        except Exception as exc:  # noqa: BLE001 - the model's own error
+            result.note = f"the trace does not run on its own example inputs: {_first_line(exc)}"
+            result.seconds = time.perf_counter() - started
+            return result
+        if not same:
+            result.compared = "shapes"
+            result.note = ("the trace and the model give different values on the example "
+                           "inputs themselves (random ops): outputs compared by shape only")
+        shapes_only = result.compared == "shapes"
+        for variant in variants:
+            result.outcomes.append(_outcome(first, variant, shapes_only))
+    result.seconds = time.perf_counter() - started
+    return result
+
+
+def _outcome(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
+    try:
+        want = _run_model(first, variant.inputs)
+    except Exception as exc:  # noqa: BLE001 - not a valid input of this model
+        return Outcome(variant, valid=False, error=_first_line(exc))
+    names = _output_names(first)
+    try:
+        got = _run_trace(first, variant.inputs)
+    except Exception as exc:  # noqa: BLE001 - the trace breaks where the model runs
+        return Outcome(variant, valid=True, counterexample=True,
+                       difference=f"the trace raises \"{_first_line(exc)}\"; the model runs")
+    output, difference = _differs(got, want, names, shapes_only)
+    if difference is None:
+        return Outcome(variant, valid=True)
+    return Outcome(variant, valid=True, counterexample=True, output=output,
+                   difference=difference)
+
+
+def retrace_on(first: Capture, inputs: ExampleInputs) -> Capture | None:
+    """A second trace of ``first``'s model on ``inputs`` (a counterexample), to see where
+    its path leaves the first one's; None when it cannot be traced."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            return capture(first.target, "trace", inputs)
+        except Exception:  # noqa: BLE001 - the first trace still stands as evidence
+            return None

@@ -1,0 +1,168 @@
+"""The ``certain`` layer: facts of the trace no input can change, so they need no
+counterexample (README: lint, the evidence ladder).
+
+* a list or dict example input: the trace fixes its length and keys (IRV124);
+* an output holding no tensor (``return None``): ``torch.jit.trace`` refuses it (IRV141);
+* an op recorded with its training flag on, from a module left in training mode or from a
+  functional call whose ``training`` defaults to True (``F.dropout``) (IRV130);
+* a device read from an input (``x.device``) recorded as a constant (IRV121).
+"""
+from __future__ import annotations
+
+import ast
+import functools
+import os
+from pathlib import Path
+
+import networkx as nx
+import torch
+
+from ..diagnostic import Evidence
+from ..rules.tracing import (ContainerInput, DictOrNonTensorOutput, InputDeviceBaked,
+                             TracedInTrainingMode)
+from .context import LayerContext, _code_at, _forward_location, _split
+
+#: the training flag of each op that behaves differently in training
+TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",
+                "aten::alpha_dropout": "train", "aten::feature_alpha_dropout": "train",
+                "aten::batch_norm": "training", "aten::instance_norm": "use_input_stats",
+                "aten::rrelu": "training"}
+_FUNCTIONAL = {"aten::dropout": "F.dropout", "aten::feature_dropout": "F.dropout2d",
+               "aten::alpha_dropout": "F.alpha_dropout",
+               "aten::feature_alpha_dropout": "F.feature_alpha_dropout",
+               "aten::batch_norm": "F.batch_norm", "aten::instance_norm": "F.instance_norm",
+               "aten::rrelu": "F.rrelu"}
+
+
+def _certain(rule) -> Evidence:
+    return Evidence("certain", rule.certainty, reason=rule.certainty)
+
+
+def run(ctx: LayerContext) -> None:
+    """Report the certainties of the trace (it needs one)."""
+    _container_inputs(ctx)
+    _no_tensor_output(ctx)
+    _training_ops(ctx)
+    _baked_devices(ctx)
+
+
+def _report(ctx: LayerContext, rule, where: tuple, **fields) -> None:
+    ctx.findings.report(rule, where, "ir", **fields)
+    key = (rule.code, ctx.findings.key_path(where[0]), int(where[1]))
+    ctx.findings.attach(key, _certain(rule))
+
+
+def _container_inputs(ctx: LayerContext) -> None:
+    inputs = ctx.run.trace.inputs
+    where = _forward_location(ctx.target)
+    if inputs is None or where is None:
+        return
+    for name, value in zip(inputs.names(ctx.target.obj), inputs.flat):
+        if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+            kind = "list" if isinstance(value, list) else "tuple"
+            _report(ctx, ContainerInput, where, expr=name,
+                    what=f"a {kind} of {len(value)} tensors", fixed=f"length at {len(value)}")
+        elif isinstance(value, dict):
+            keys = ", ".join(map(str, list(value)[:4])) + (", ..." if len(value) > 4 else "")
+            _report(ctx, ContainerInput, where, expr=name,
+                    what=f"a dict of {len(value)} tensors", fixed=f"keys ({keys})")
+
+
+def _no_tensor_output(ctx: LayerContext) -> None:
+    adapter = ctx.run.trace.adapter
+    leaves = adapter.outputs if adapter is not None else None
+    if leaves is None or leaves.names:
+        return
+    found = [key for key in ctx.findings.found if key[0] == DictOrNonTensorOutput.code]
+    if found:  # the source layer named the return statement: that is the place
+        for key in found:
+            ctx.findings.attach(key, _certain(DictOrNonTensorOutput))
+        return
+    where = _forward_location(ctx.target)
+    if where is not None:
+        what = ", ".join(kind for _, kind in leaves.dropped) or "nothing"
+        _report(ctx, DictOrNonTensorOutput, where, expr=f"forward (returns {what})")
+
+
+def _constant(G: nx.DiGraph, data: dict, arg: str) -> str | None:
+    """The label of the constant passed as ``arg`` of a node, if it is one."""
+    names = data.get("arg_names") or []
+    if arg not in names:
+        return None
+    i = names.index(arg)
+    producers = data["inputs"][i] if i < len(data["inputs"]) else []
+    if len(producers) != 1 or producers[0] not in G:
+        return None
+    producer = G.nodes[producers[0]]
+    return producer["label"] if producer["kind"] == "prim::Constant" else None
+
+
+def _training_modules(obj) -> dict[str, str]:
+    """``{path: class name}`` of the submodules in training mode whose ops differ in eval."""
+    if not isinstance(obj, torch.nn.Module):
+        return {}
+    kinds = (torch.nn.modules.dropout._DropoutNd, torch.nn.modules.batchnorm._BatchNorm,
+             torch.nn.modules.instancenorm._InstanceNorm, torch.nn.RReLU)
+    return {name: type(m).__name__ for name, m in obj.named_modules()
+            if isinstance(m, kinds) and m.training}
+
+
+def _training_ops(ctx: LayerContext) -> None:
+    G = ctx.run.trace_graph
+    training = _training_modules(ctx.target.obj)
+    forward = _forward_location(ctx.target)
+    for _, data in G.nodes(data=True):
+        kind = data["kind"]
+        if kind not in TRAINING_OPS or _constant(G, data, TRAINING_OPS[kind]) not in (
+                "True", "1"):
+            continue
+        where = _split(data.get("user_source")) or forward
+        if where is None:
+            continue
+        scope = data.get("scope")
+        if scope in training:
+            who = (f"module `{scope}` ({training[scope]}) was in training mode; call "
+                   ".eval() on the model before tracing")
+            expr = f"self.{scope}" if scope else kind
+        elif kind == "aten::batch_norm" or scope in ("", None) or not training:
+            if kind == "aten::batch_norm" and scope:
+                continue  # a norm module in eval mode records training=False
+            who = (f"{_FUNCTIONAL[kind]} is called with training=True (its default); pass "
+                   "training=self.training")
+            expr = _code_at(where).strip() or _FUNCTIONAL[kind]
+        else:
+            continue
+        _report(ctx, TracedInTrainingMode, where, expr=expr, who=who)
+
+
+@functools.lru_cache(maxsize=64)
+def _device_reads(path: str, stamp: int) -> frozenset[int]:
+    """Lines of ``path`` that read an attribute ``.device``."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return frozenset()
+    return frozenset(node.lineno for node in ast.walk(tree)
+                     if isinstance(node, ast.Attribute) and node.attr == "device"
+                     and isinstance(node.ctx, ast.Load))
+
+
+def _reads_device(path: str, line: int) -> bool:
+    try:
+        stamp = os.stat(path).st_mtime_ns
+    except OSError:
+        return False
+    return line in _device_reads(path, stamp)
+
+
+def _baked_devices(ctx: LayerContext) -> None:
+    G = ctx.run.trace_graph
+    for _, data in G.nodes(data=True):
+        where = _split(data.get("user_source"))
+        if where is None:
+            continue
+        device = _constant(G, data, "device")
+        if device in (None, "None") or not _reads_device(where[0], where[1]):
+            continue
+        _report(ctx, InputDeviceBaked, where, expr=_code_at(where).strip(),
+                device=f"`{device}`")

@@ -1,0 +1,243 @@
+"""The ``verify`` layer: counterexamples from execution, and the evidence every finding
+carries to the gate (README: lint, the evidence ladder).
+
+1. :func:`run`: the variants of the example inputs (:mod:`irviz.frontends.variants`) run
+   through the first trace and the Python model (:mod:`irviz.frontends.verification`).
+   For each counterexample, a second trace on it is matched against the first
+   (:func:`irviz.analyses.graph_diff.canonical`, the order ``check_trace`` compares in),
+   and the lines the two runs did not share are read too; the statement deciding whether
+   the first diverging line runs (:func:`irviz.lint.source.statements.deciding_lines`)
+   is where the finding belongs. A finding there is confirmed; with none, the divergence
+   is a finding of its own (IRV152).
+2. :func:`settle`: every finding still without evidence gets its verdict: ``certain`` for
+   the rules whose findings are facts, ``held`` with the variants it held on (or because
+   its line only validates and raises), ``unverified`` when nothing could tell.
+
+The gate turns the verdict into the severity (:func:`irviz.lint.gate.severity_of`).
+"""
+from __future__ import annotations
+
+from ...analyses.graph_diff import canonical
+from ...frontends.retrace import parse_dynamic_dims
+from ...frontends.variants import variants
+from ...frontends.verification import Outcome, Verification, retrace_on, verify
+from ...paths import display_path
+from ..diagnostic import Evidence
+from ..registry import REGISTRY
+from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
+                             OutputIndependentOfInput, ResizeInTrace, ShapeSpecializedTrace,
+                             TensorConstructorConstant, TensorIteration, TensorToPythonNumber,
+                             TraceDivergesFromModel, TraceScriptDivergence)
+from ..source.statements import (assigned_names, deciding_lines, function_span, used_names,
+                                 validates_only)
+from .context import RANDOM_OPS, LayerContext, _code_at, _forward_location, _split
+
+#: rules whose findings are a Python value the trace recorded as a constant
+BAKES_VALUES = tuple(r.code for r in (TensorToPythonNumber, NumpyInTrace, TensorIteration,
+                                      LenOfTensor, TensorConstructorConstant,
+                                      GlobalTensorCaptured, ResizeInTrace))
+#: the findings that are the consequence of a divergence (confirmed with the cause's line)
+CONSEQUENCES = (ShapeSpecializedTrace.code, TraceScriptDivergence.code,
+                OutputIndependentOfInput.code)
+#: lines that ran in one run and not the other, read at most (a run down another path
+#: can differ in thousands of lines; the deciding statement is among the first)
+_LINES_READ = 200
+#: differing ops without a line of their own (``aten::Int``, list constructs) skipped to
+#: reach the first that has one
+_UNPLACED = 50
+
+
+def run(ctx: LayerContext) -> None:
+    """Run the variants and confirm (or add) a finding for each counterexample."""
+    limit = ctx.options.verify
+    if not limit:
+        return
+    trace, G = ctx.run.trace, ctx.run.trace_graph
+    if trace.inputs is None or trace.adapter is None:
+        return
+    names = trace.inputs.names(ctx.target.obj)
+    tried = variants(trace.inputs, names, parse_dynamic_dims(ctx.options.dynamic_dims), limit)
+    random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
+                 for _, d in G.nodes(data=True))
+    with ctx.workspace.stage("verify"):
+        result = ctx.run.verification = verify(trace, tried, random)
+        if result.note:
+            ctx.run.notes.append(f"{ctx.target.spec}: {result.note}")
+        for outcome in result.counterexamples:
+            _confirm(ctx, outcome, _diverging_lines(ctx, outcome), result)
+
+
+def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int]]:
+    """Where a second trace on the counterexample leaves the first: the lines of the first
+    op the two graphs differ at (both sides), then the lines one run executed and the other
+    did not, in file order. Empty when it cannot be traced."""
+    second = retrace_on(ctx.run.trace, outcome.variant.inputs)
+    if second is None:
+        return []
+    found: list[tuple[str, int]] = []
+    G2 = ctx.workspace.graph(second, needs=())
+    a, b = _exact(ctx.run.trace_graph), _exact(G2)
+    diverged = 0
+    for i in range(max(len(a), len(b))):
+        x = a[i] if i < len(a) else None
+        y = b[i] if i < len(b) else None
+        if x is not None and y is not None and x[:3] == y[:3]:
+            continue
+        for entry in (x, y):
+            where = _split(entry[1]) if entry is not None else None
+            if where is not None:
+                found.append(where[:2])
+        diverged += 1
+        if found or diverged > _UNPLACED:  # the first differing op with a line
+            break
+    first_lines = ctx.run.trace.executed_lines or frozenset()
+    second_lines = second.executed_lines or frozenset()
+    only = sorted(first_lines ^ second_lines)[:_LINES_READ]
+    found.extend(only)
+    return list(dict.fromkeys(found))
+
+
+def _exact(G) -> list[tuple]:
+    """:func:`~irviz.analyses.graph_diff.canonical` with float constants kept: a value
+    the trace baked (``x.max().item()``) differs only there."""
+    out = []
+    for kind, source, _consts, node in canonical(G):
+        data = G.nodes[node]
+        consts = tuple(G.nodes[p[0]]["label"] for p in data["inputs"]
+                       if len(p) == 1 and p[0] in G and G.nodes[p[0]].get("hidden"))
+        out.append((kind, source, consts, node))
+    return out
+
+
+def _candidates(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """The lines a finding for this divergence may sit on, the likeliest first: the
+    statements deciding whether each diverging line runs (innermost first), then the
+    diverging line itself."""
+    out = []
+    for path, line in lines:
+        out.extend((path, n) for n in deciding_lines(path, line))
+        out.append((path, line))
+    return list(dict.fromkeys((display_path(p), n) for p, n in out))
+
+
+def _evidence(outcome: Outcome, result: Verification) -> Evidence:
+    return Evidence("counterexample", outcome.summary(), variant=outcome.variant.change,
+                    output=outcome.output, difference=outcome.difference,
+                    compared=result.compared)
+
+
+def _confirm(ctx: LayerContext, outcome: Outcome, lines: list[tuple[str, int]],
+             result: Verification) -> None:
+    """Put the counterexample on the findings of the first candidate line that has any
+    (and on the divergence findings of the other lines), else report IRV152 there."""
+    evidence = _evidence(outcome, result)
+    found = ctx.findings.found
+    candidates = _candidates(lines)
+    by_line: dict[tuple[str, int], list[tuple]] = {}
+    for key in found:
+        by_line.setdefault((key[1], key[2]), []).append(key)
+    for place in candidates:
+        keys = [k for k in by_line.get(place, ()) if not _proven(found[k])]
+        if not keys and by_line.get(place):
+            return  # already proven by another counterexample
+        if keys:
+            if all(k[0] in CONSEQUENCES for k in keys):  # and their cause, when it shows
+                keys += [k for k in _baked_values_used(ctx, [place]) if not _proven(found[k])]
+            for key in keys:
+                ctx.findings.attach(key, evidence)
+            for other in candidates:
+                for key in by_line.get(other, ()):
+                    if key[0] in CONSEQUENCES and not _proven(found[key]):
+                        ctx.findings.attach(key, evidence)
+            return
+    baked = _baked_values_used(ctx, candidates) if candidates else _warned_bakes(ctx)
+    if baked:  # (those another counterexample proved already explain it too)
+        for key in baked:
+            if not _proven(found[key]):
+                ctx.findings.attach(key, evidence)
+        return
+    place = candidates[0] if candidates else _forward_location(ctx.target)
+    if place is None:
+        return
+    expr = _code_at(place).strip() or "forward"
+    ctx.findings.report(TraceDivergesFromModel, place, "verify", expr=expr)
+    key = (TraceDivergesFromModel.code, display_path(place[0]), int(place[1]))
+    if not _proven(found[key]):
+        ctx.findings.attach(key, evidence)
+
+
+def _baked_values_used(ctx: LayerContext, candidates: list[tuple[str, int]]) -> list[tuple]:
+    """Findings of a value the trace baked (a size or a tensor turned into a Python
+    number, a NumPy result, a tensor built from Python data) whose name the first
+    diverging line reads, in the same function and before it: the constant that differs
+    there came from them."""
+    found = ctx.findings.found
+    for path, line in candidates:
+        span = function_span(path, line)
+        if span is None:
+            continue
+        used = used_names(path, line)
+        keys = [key for key in found
+                if key[0] in BAKES_VALUES and key[1] == path and span[0] <= key[2] < line
+                and assigned_names(path, key[2]) & used]
+        if keys:
+            return keys
+    return []
+
+
+def _warned_bakes(ctx: LayerContext) -> list[tuple]:
+    """When the two traces differ in no op nor constant (a tensor constant's data): the
+    findings of baked values torch warned about while tracing."""
+    found = ctx.findings.found
+    return [key for key, d in found.items() if key[0] in BAKES_VALUES and "trace" in d.layers]
+
+
+def _proven(d) -> bool:
+    return d.evidence is not None and d.evidence.verdict == "counterexample"
+
+
+# -- every other finding ---------------------------------------------------------------
+
+_VALIDATES = ("a validation that raises: the trace drops the check, and every input that "
+              "passes it takes the traced path")
+
+
+def settle(ctx: LayerContext) -> None:
+    """The verdict of every finding that has none yet (see the module docstring)."""
+    result: Verification | None = ctx.run.verification
+    unverified = _why_unverified(ctx, result)
+    held_on = result.held_on() if result is not None else ()
+    for key, d in list(ctx.findings.found.items()):
+        if d.evidence is not None:
+            continue
+        rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
+        if rule is not None and rule.proof == "certain":
+            ctx.findings.attach(key, Evidence("certain", rule.certainty or rule.name,
+                                              reason=rule.certainty or None))
+        elif validates_only(d.path, d.line):
+            ctx.findings.attach(key, Evidence("held", _VALIDATES, held_on=held_on,
+                                              reason=_VALIDATES))
+        elif unverified is None:
+            ctx.findings.attach(key, Evidence("held", ", ".join(held_on), held_on=held_on))
+        else:
+            ctx.findings.attach(key, Evidence("unverified", unverified, reason=unverified))
+
+
+def _why_unverified(ctx: LayerContext, result: Verification | None) -> str | None:
+    """Why nothing could tell (None when some valid variant ran)."""
+    if result is not None and result.valid:
+        return None
+    if ctx.options.no_exec:
+        return "--no-exec: the model did not run"
+    if ctx.run.trace is None:
+        if ctx.options.mode == "script":
+            return "--mode script: no trace to check against the model"
+        return "no trace ran (no example inputs, or the trace failed)"
+    if not ctx.options.verify:
+        return "verification is off (--verify 0)"
+    if result is None:
+        return "the trace's inputs could not be varied"
+    if result.note and not result.outcomes:
+        return result.note
+    return ("no variant of the example inputs ran the Python model: give --dynamic-dims, or "
+            "inputs that allow other sizes")
