@@ -25,7 +25,9 @@ def test_every_size_grows_and_shrinks_and_equal_sizes_move_together():
         "input_ids, attention_mask: dim 0 2 -> 3": ((3, 16), (3, 16)),
         "input_ids, attention_mask: dim 0 2 -> 1": ((1, 16), (1, 16)),
         "input_ids, attention_mask: dim 1 16 -> 17": ((2, 17), (2, 17)),
-        "input_ids, attention_mask: dim 1 16 -> 1": ((2, 1), (2, 1))}
+        "input_ids, attention_mask: dim 1 16 -> 1": ((2, 1), (2, 1)),
+        "input_ids, attention_mask: dim 0 2 -> 4": ((4, 16), (4, 16)),
+        "input_ids, attention_mask: dim 1 16 -> 32": ((2, 32), (2, 32))}
     grown = next(v for v in found["shape"] if v.change.endswith("16 -> 17"))
     assert torch.equal(grown.inputs.kwargs["input_ids"][:, :16], ids)  # same data, one more
     assert "dtype" not in found and "value" not in found  # integer inputs only
@@ -55,4 +57,4 @@ def test_the_cap_takes_every_kind_in_turn_and_dynamic_dims_restrict_shapes():
     assert [v.kind for v in capped] == ["shape", "dtype", "value", "mask"]
     only = variants(inputs, ["x", "mask"], {"mask": [1]})
     assert {v.change for v in only if v.kind == "shape"} == {
-        "x, mask: dim 1 5 -> 6", "x, mask: dim 1 5 -> 1"}
+        "x, mask: dim 1 5 -> 6", "x, mask: dim 1 5 -> 1", "x, mask: dim 1 5 -> 10"}

@@ -5,7 +5,8 @@ valid input takes is a question for execution (README: lint, the evidence ladder
 trace and the Python model on inputs that differ from the example in the ways real inputs
 do, and compare. The variants are generic, made from the example inputs alone:
 
-* **shape**: each size grown by one, and shrunk to 1 where it is larger. Equal sizes
+* **shape**: each size grown by one, shrunk to 1 where it is larger, and doubled (a size
+  that divides where the example's did not: ``if h % 16 != 0: pad``). Equal sizes
   across inputs move together (a mask as long as its ids, an image's height and width),
   as ``--dynamic-dims`` does for the re-trace; with ``--dynamic-dims`` only the named
   dimensions (and the sizes they share) move.
@@ -59,6 +60,15 @@ def _grown(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     for d in dims:
         t = torch.cat([t, t.narrow(d, t.shape[d] - 1, 1)], dim=d)
     return t.clone()
+
+
+def _doubled(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """``t`` twice as large along ``dims``, its data repeated: a size that divides where the
+    example's did not (``if h % 16 != 0``: pad)."""
+    repeats = [1] * t.dim()
+    for d in dims:
+        repeats[d] = 2
+    return t.repeat(*repeats)
 
 
 def _shrunk(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
@@ -124,8 +134,8 @@ def _shape_variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, 
         holders = ", ".join(names[i] for i in where)
         dims = sorted({d for ds in where.values() for d in ds})
         label = f"dim {dims[0]}" if len(dims) == 1 else "dims " + ",".join(map(str, dims))
-        for new, make in ((size + 1, _grown), (1, _shrunk)):
-            if new == size:
+        for new, make in ((size + 1, _grown), (1, _shrunk), (2 * size, _doubled)):
+            if new == size or new == 2 and make is _doubled:  # 1 -> 2 is grown already
                 continue
             changed = {i: make(values[i], ds) for i, ds in where.items()}
             out.append(Variant(inputs.replaced(_with(values, changed)),

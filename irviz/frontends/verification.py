@@ -30,7 +30,7 @@ from .capture import Capture, capture
 from .inputs import ExampleInputs
 from .variants import Variant
 
-__all__ = ["Outcome", "Verification", "verify", "retrace_on"]
+__all__ = ["Outcome", "Verification", "verify", "retrace_on", "lines_run"]
 
 #: (rtol, atol) per float dtype of an output: what a second run of the same ops may differ by
 TOLERANCE = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
@@ -252,3 +252,19 @@ def retrace_on(first: Capture, inputs: ExampleInputs) -> Capture | None:
             return capture(first.target, "trace", inputs)
         except Exception:  # noqa: BLE001 - the first trace still stands as evidence
             return None
+
+
+def lines_run(first: Capture, inputs: ExampleInputs) -> frozenset[tuple[str, int]]:
+    """The lines of the model's code its Python runs on ``inputs``: where a second trace
+    cannot be made (a model that caches state while traced), the path the model took
+    still shows which branch differs."""
+    from .eager_run import LineRecorder
+
+    lines = LineRecorder()
+    with _Quiet():
+        try:
+            with lines:
+                first.run_python(inputs)
+        except Exception:  # noqa: BLE001 - it ran in verify(): a flaky model says less
+            pass
+    return lines.executed()

@@ -20,6 +20,8 @@ ran, the run says more than the guess, and this module weighs the two (README: l
    user's own files they are shown (the user can act on them); in an installed library
    (site-packages) a finding only the source layer names is left out by default and
    counted in a note: ``--show-unconfirmed`` (``show-unconfirmed = true``) shows them.
+   A counterexample the verification put on it (:mod:`irviz.lint.layers.verify`) confirms
+   it, whatever layer found it.
    A ``self.training`` branch counts as confirmed when a module defined in that file was
    in training mode while traced (an eval-mode trace records the branch deployment takes).
 
@@ -216,6 +218,8 @@ def weigh(found: dict, obj: Any, trace: Any, warnings: Iterable, show_unconfirme
         code, path, line = key
         if tuple(d.layers) != ("ast",) or code in INTERFACE:
             continue
+        if d.evidence is not None and d.evidence.verdict == "counterexample":
+            continue  # an input on which the trace breaks here: the strongest evidence
         lines = range(line, (d.end_line or line) + 1)
         if (path, line) in warned:
             continue  # torch warned here (the trace layer folded its warning into this)

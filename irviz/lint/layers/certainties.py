@@ -17,6 +17,7 @@ from pathlib import Path
 import networkx as nx
 import torch
 
+from ...paths import is_installed_library_file
 from ..diagnostic import Evidence
 from ..rules.tracing import (ContainerInput, DictOrNonTensorOutput, InputDeviceBaked,
                              TracedInTrainingMode)
@@ -155,6 +156,10 @@ def _reads_device(path: str, line: int) -> bool:
     return line in _device_reads(path, stamp)
 
 
+_LIBRARY_DEVICE = ("the installed library reads the input's device here: a trace serves the "
+                   "device it was made on; trace on the device you deploy")
+
+
 def _baked_devices(ctx: LayerContext) -> None:
     G = ctx.run.trace_graph
     for _, data in G.nodes(data=True):
@@ -164,5 +169,13 @@ def _baked_devices(ctx: LayerContext) -> None:
         device = _constant(G, data, "device")
         if device in (None, "None") or not _reads_device(where[0], where[1]):
             continue
-        _report(ctx, InputDeviceBaked, where, expr=_code_at(where).strip(),
-                device=f"`{device}`")
+        if not is_installed_library_file(where[0]):
+            _report(ctx, InputDeviceBaked, where, expr=_code_at(where).strip(),
+                    device=f"`{device}`")
+            continue
+        # a library's own device reads: every trace has them, and the answer is one for
+        # the whole model (trace on the device you deploy), so they are info
+        ctx.findings.report(InputDeviceBaked, where, "ir", expr=_code_at(where).strip(),
+                            device=f"`{device}`")
+        key = (InputDeviceBaked.code, ctx.findings.key_path(where[0]), int(where[1]))
+        ctx.findings.attach(key, Evidence("held", _LIBRARY_DEVICE, reason=_LIBRARY_DEVICE))

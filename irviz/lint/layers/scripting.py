@@ -3,6 +3,7 @@ traced modules inside a scripted one (findings about the capture, not a line's p
 """
 from __future__ import annotations
 
+import inspect
 import warnings
 
 import torch
@@ -86,16 +87,37 @@ def not_scriptable(ctx: LayerContext) -> None:
     script_error = ctx.script_error
     if script_error.raised_on_inputs:
         return  # it compiles: a run error (:func:`run_error`)
-    where = _split(_location_in(script_error)) or _forward_location(ctx.target)
+    located = _split(_location_in(script_error))
+    where = located or _forward_location(ctx.target)
     if not where:
         return
     ctx.findings.report(NotScriptable, where, "script-vs-trace",
                         text=_first_line(script_error.message.split(": ", 1)[-1]))
-    if ctx.run.trace is not None and is_installed_library_file(where[0]):
+    in_library = is_installed_library_file(where[0]) if located else _holds_library(ctx)
+    if ctx.run.trace is not None and in_library:
         key = (NotScriptable.code, ctx.findings.key_path(where[0]), int(where[1]))
         why = ("the installed library's code does not script, and the model traces: "
                "deploy it by tracing")
         ctx.findings.attach(key, Evidence("held", why, reason=why))
+
+
+def _holds_library(ctx: LayerContext) -> bool:
+    """The model is, or holds, a module of an installed library other than torch (a
+    scripting failure torch places nowhere is most likely there)."""
+    obj = ctx.target.obj
+    if not isinstance(obj, torch.nn.Module):
+        return False
+    for module in obj.modules():
+        cls = type(module)
+        if cls.__module__.split(".")[0] == "torch":
+            continue
+        try:
+            path = inspect.getsourcefile(cls)
+        except (TypeError, OSError):
+            continue
+        if path and is_installed_library_file(path):
+            return True
+    return False
 
 
 def traced_submodules(ctx: LayerContext) -> None:

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ...analyses.graph_diff import canonical
 from ...frontends.retrace import parse_dynamic_dims
 from ...frontends.variants import variants
-from ...frontends.verification import Outcome, Verification, retrace_on, verify
+from ...frontends.verification import Outcome, Verification, lines_run, retrace_on, verify
 from ...paths import display_path
 from ..diagnostic import Evidence
 from ..registry import REGISTRY
@@ -72,9 +72,14 @@ def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int
     op the two graphs differ at (both sides), then the lines one run executed and the other
     did not, in file order. Empty when it cannot be traced."""
     second = retrace_on(ctx.run.trace, outcome.variant.inputs)
-    if second is None:
-        return []
     found: list[tuple[str, int]] = []
+    first_lines = ctx.run.trace.executed_lines or frozenset()
+    if second is None:  # the paths the Python model took on both still tell (a trace's
+        # run takes its own `torch.jit.is_tracing()` branches: compare like with like)
+        trace = ctx.run.trace
+        first_lines = lines_run(trace, trace.inputs)
+        second_lines = lines_run(trace, outcome.variant.inputs)
+        return sorted(first_lines ^ second_lines)[:_LINES_READ]
     G2 = ctx.workspace.graph(second, needs=())
     a, b = _exact(ctx.run.trace_graph), _exact(G2)
     diverged = 0
@@ -90,7 +95,6 @@ def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int
         diverged += 1
         if found or diverged > _UNPLACED:  # the first differing op with a line
             break
-    first_lines = ctx.run.trace.executed_lines or frozenset()
     second_lines = second.executed_lines or frozenset()
     only = sorted(first_lines ^ second_lines)[:_LINES_READ]
     found.extend(only)
@@ -110,14 +114,23 @@ def _exact(G) -> list[tuple]:
 
 
 def _candidates(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The lines a finding for this divergence may sit on, the likeliest first: the
-    statements deciding whether each diverging line runs (innermost first), then the
-    diverging line itself."""
+    """Every line a finding for this divergence may sit on: the statements deciding
+    whether each diverging line runs (innermost first), then the diverging line itself."""
     out = []
     for path, line in lines:
         out.extend((path, n) for n in deciding_lines(path, line))
         out.append((path, line))
     return list(dict.fromkeys((display_path(p), n) for p, n in out))
+
+
+def _decisions(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
+    """Where each diverging line was decided: the innermost statement deciding whether it
+    runs, else the line itself (an op whose constants differ)."""
+    out = []
+    for path, line in lines:
+        deciders = deciding_lines(path, line)
+        out.append((display_path(path), deciders[0] if deciders else line))
+    return list(dict.fromkeys(out))
 
 
 def _evidence(outcome: Outcome, result: Verification) -> Evidence:
@@ -128,35 +141,34 @@ def _evidence(outcome: Outcome, result: Verification) -> Evidence:
 
 def _confirm(ctx: LayerContext, outcome: Outcome, lines: list[tuple[str, int]],
              result: Verification) -> None:
-    """Put the counterexample on the findings of the first candidate line that has any
-    (and on the divergence findings of the other lines), else report IRV152 there."""
+    """Put the counterexample on the findings where the two runs decided differently (and
+    on the divergence findings at the lines around them), else on the baked values the
+    first diverging line reads, else report IRV152 where the first divergence was decided.
+    Findings another counterexample proved keep theirs."""
     evidence = _evidence(outcome, result)
     found = ctx.findings.found
-    candidates = _candidates(lines)
     by_line: dict[tuple[str, int], list[tuple]] = {}
     for key in found:
         by_line.setdefault((key[1], key[2]), []).append(key)
-    for place in candidates:
-        keys = [k for k in by_line.get(place, ()) if not _proven(found[k])]
-        if not keys and by_line.get(place):
-            return  # already proven by another counterexample
-        if keys:
-            if all(k[0] in CONSEQUENCES for k in keys):  # and their cause, when it shows
-                keys += [k for k in _baked_values_used(ctx, [place]) if not _proven(found[k])]
-            for key in keys:
+    decisions = _decisions(lines)
+    candidates = _candidates(lines)
+    hit = [key for place in decisions for key in by_line.get(place, ())]
+    if hit:
+        if all(k[0] in CONSEQUENCES for k in hit):  # and their cause, when it shows
+            hit += _baked_values_used(ctx, decisions)
+        hit += [key for place in candidates for key in by_line.get(place, ())
+                if key[0] in CONSEQUENCES]
+        for key in dict.fromkeys(hit):
+            if not _proven(found[key]):
                 ctx.findings.attach(key, evidence)
-            for other in candidates:
-                for key in by_line.get(other, ()):
-                    if key[0] in CONSEQUENCES and not _proven(found[key]):
-                        ctx.findings.attach(key, evidence)
-            return
+        return
     baked = _baked_values_used(ctx, candidates) if candidates else _warned_bakes(ctx)
     if baked:  # (those another counterexample proved already explain it too)
         for key in baked:
             if not _proven(found[key]):
                 ctx.findings.attach(key, evidence)
         return
-    place = candidates[0] if candidates else _forward_location(ctx.target)
+    place = decisions[0] if decisions else _forward_location(ctx.target)
     if place is None:
         return
     expr = _code_at(place).strip() or "forward"
