@@ -39,10 +39,20 @@ def test_lint_names_the_pitfalls_and_nothing_wrong(tmp_path):
     proc = subprocess.run([sys.executable, "-m", "irviz", "lint", SPEC, "--format", "json"],
                           capture_output=True, text=True, timeout=300, cwd=tmp_path)
     assert proc.returncode == 1, proc.stderr
-    found = {(f["code"], f["line"]) for f in json.loads(proc.stdout)}
+    items = json.loads(proc.stdout)
+    found = {(f["code"], f["line"]) for f in items}
     expected = {(code, _line(marker)) for code, marker in EXPECTED}
     assert found == expected, (sorted(found), sorted(expected))
     assert sum(v == "pitfall" for v in EXPECTED.values()) == 2
+    # the pitfalls are errors with an input that shows them; the rest is info
+    for f in items:
+        verdict = EXPECTED[next(k for k in EXPECTED if (k[0], _line(k[1])) ==
+                               (f["code"], f["line"]))]
+        if verdict == "pitfall":
+            assert f["severity"] == "error", f
+            assert f["evidence"]["verdict"] == "counterexample", f["evidence"]
+        else:
+            assert f["severity"] == "info", f
 
 
 def test_it_scripts_and_traces_and_the_trace_loses_the_branches():

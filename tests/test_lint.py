@@ -49,12 +49,19 @@ def test_traced_decision_gate_is_flagged_on_the_if_line():
     assert (gate["line"], gate["column"]) == (11, 12)
     assert set(gate["layers"]) >= {"ast", "trace"}
     assert gate["severity"] == "error" and "x.sum() > 0" in gate["message"]
+    # with the input that shows it: the negated input takes the other branch
+    assert gate["evidence"]["verdict"] == "counterexample", gate["evidence"]
+    assert gate["evidence"]["difference"]
 
 
 def test_rnn_loop_traced_cell_inside_the_scripted_loop():
     items = findings(SAMPLES / "rnn_loop.py")
     assert (38, "IRV303") in codes_by_line(items)  # `self.cell(xs[i], h)`
     assert (37, "IRV103") in codes_by_line(items)  # for i in range(xs.size(0))
+    # the unrolled trip count: another sequence length breaks the trace
+    [loop] = [f for f in items if (f["line"], f["code"]) == (37, "IRV103")]
+    assert loop["severity"] == "error" and loop["evidence"]["verdict"] == "counterexample"
+    assert "xs: dim 0 10 -> " in loop["evidence"]["variant"]
 
 
 @pytest.mark.parametrize("sample", ["fork_basics.py", "lstm_ensemble.py"])

@@ -1,14 +1,18 @@
-"""``irviz lint`` on real library models (issue 12): the 13 Hugging Face models of
+"""``irviz lint`` on real library models (issues 12 and 29): the 13 Hugging Face models of
 tests/corpus/transformers_models.py in their default configuration, traced with keyword
 inputs, plus a user's classifier around BERT.
 
-Every finding shown by default is listed below with its verdict, judged by reading the
-library line: ``pitfall`` (the trace is wrong for other inputs a deployment gives) or
-``info`` (true but harmless: a validation that raises, a value that is the same for every
-call of this kind). The findings that were wrong before (a type test read as metadata, a
-cache's ``update`` read as tensor iteration, arguments the inputs do pass) must not come
-back, not even with ``--show-unconfirmed``. A finding is matched by model, code, file and
-the start of its line's text, so a transformers release that moves lines does not break it.
+Every finding is listed below with its verdict, judged by reading the library line:
+``pitfall`` (the trace is wrong for other inputs a deployment gives) or ``info`` (true but
+harmless: a validation that raises, a value that is the same for every call of this
+kind). Since issue 29 the severity comes from execution: an error needs a counterexample
+input (the trace and the Python model differ on it), so the pitfalls the generic variant
+inputs expose (Swin's padding and windowing at another image size, ViT's dtype cast) are
+errors with their counterexample, and everything else is info, which never fails the run.
+The findings that were wrong before (a type test read as metadata, a cache's ``update``
+read as tensor iteration, arguments the inputs do pass) must not come back, not even with
+``--show-unconfirmed``. A finding is matched by model, code, file and the start of its
+line's text, so a transformers release that moves lines does not break it.
 """
 from __future__ import annotations
 
@@ -33,21 +37,22 @@ CUT_MASK = "if padding_mask is not None and padding_mask.shape[-1] > kv_"
 SKIP_MASK = "if (q_length == 1 or kv_length == q_length) and (padding_mas"
 CHANNELS = "if num_channels != self.num_channels:"
 
-#: (model, code, file, start of the line) -> verdict
+#: (model, code, file, start of the line) -> verdict; "error": a counterexample proves it
 EXPECTED = {
-    # the attention's causal flag from the example's query length: a one-token step differs
-    **{(m, "IRV101", SDPA, IS_CAUSAL): "pitfall" for m in (
+    # the attention's causal flag from the example's query length: with an attention mask
+    # or without, every variant (a one-token sequence included) agrees with the model
+    **{(m, "IRV101", SDPA, IS_CAUSAL): "info" for m in (
         "bert()", "distilbert()", "gpt2()", "llama()", "t5()", "bart()", "vit()", "swin()",
         "wav2vec2()", "whisper()", "clip()", "Classifier")},
-    **{(m, "IRV101", SDPA, CAUSAL_MASK): "pitfall" for m in ("t5()", "whisper()", "clip()")},
+    **{(m, "IRV101", SDPA, CAUSAL_MASK): "info" for m in ("t5()", "whisper()", "clip()")},
     ("llama()", "IRV101", SDPA, "elif q_length == 1 and not is_torchdynamo_compiling():"):
-        "pitfall",  # grouped-query packing decided on the example's query length
+        "info",  # grouped-query packing: the one-token variant agrees
     # padding the mask to the key length: equal lengths without a cache, so harmless here
     **{(m, "IRV101", MASKS, PAD_MASK): "info" for m in (
         "bert()", "distilbert()", "gpt2()", "llama()", "bart()", "Classifier")},
     **{(m, "IRV101", MASKS, CUT_MASK): "info" for m in ("gpt2()", "llama()", "bart()")},
-    # the mask dropped because the example's mask is all ones: padded batches go wrong
-    **{(m, "IRV101", MASKS, SKIP_MASK): "pitfall" for m in ("t5()", "whisper()", "clip()")},
+    # the mask dropped because the mask is all ones: these models make it themselves
+    **{(m, "IRV101", MASKS, SKIP_MASK): "info" for m in ("t5()", "whisper()", "clip()")},
     ("t5()", "IRV101", "cache_utils.py", "if not self.is_initialized or self.keys.numel() == 0:"):
         "info",  # the cache the model makes for itself is empty at the start of every call
     # input validations that raise: frozen, and harmless
@@ -61,8 +66,8 @@ EXPECTED = {
      "if seq_length > max_position_embedding:"): "info",
     ("whisper()", "IRV101", "models/whisper/modeling_whisper.py",
      "if input_features.shape[-1] != expected_seq_length:"): "info",
-    # Swin pads and windows by the example's resolution: other image sizes go wrong
-    **{("swin()", "IRV101", "models/swin/modeling_swin.py", text): "pitfall" for text in (
+    # Swin pads and windows by the example's resolution: a 33x33 image goes wrong
+    **{("swin()", "IRV101", "models/swin/modeling_swin.py", text): "error" for text in (
         "if width % self.patch_size[1] != 0:", "if height % self.patch_size[0] != 0:",
         "if (height % 2 == 1) or (width % 2 == 1):", "if pad_values[3] > 0 or pad_values[5] > 0:",
         "if min(input_resolution) <= self.window_size:")},
@@ -83,14 +88,21 @@ EXPECTED = {
     ("resnet()", "IRV122", "models/resnet/modeling_resnet.py", "output_hidden_states: bool"):
         "info",
     ("t5()", "IRV122", "models/t5/modeling_t5.py", "attention_mask: torch.Tensor | None"):
-        "pitfall",
+        "info",
     ("wav2vec2()", "IRV122", "models/wav2vec2/modeling_wav2vec2.py",
-     "attention_mask: torch.Tensor | None"): "pitfall",
+     "attention_mask: torch.Tensor | None"): "info",
     ("whisper()", "IRV122", "models/whisper/modeling_whisper.py",
-     "attention_mask: torch.LongTensor | None"): "pitfall",
+     "attention_mask: torch.LongTensor | None"): "info",
     ("clip()", "IRV122", "models/clip/modeling_clip.py", "attention_mask: torch.Tensor | None"):
-        "pitfall",
+        "info",
+    # ViT casts pixel values to its weights' dtype only when they differ: traced with
+    # float32, a float64 image makes the trace raise where the model runs
+    ("vit()", "IRV102", "models/vit/modeling_vit.py", "if pixel_values.dtype != expected_dtype:"):
+        "error",
 }
+#: info everywhere, with the reason: a library's device reads (trace on the device you
+#: deploy) and a library that does not script (it deploys by tracing)
+LIBRARY_INFO = ("IRV121", "IRV301")
 
 #: (model, code, file, start of the line): wrong, never to be reported (even unconfirmed)
 NEVER = [
@@ -152,13 +164,31 @@ def test_every_model_traces_with_keyword_inputs(corpus):
 @pytest.mark.slow
 def test_the_default_findings_are_exactly_the_judged_ones(corpus):
     _, gate, report, _, runs = corpus
-    got = {_key(name, d) for name, run in runs.items() for d in gate.apply(run.found).kept}
+    got = {_key(name, d): d for name, run in runs.items() for d in gate.apply(run.found).kept
+           if d.code not in LIBRARY_INFO}
     unexpected = [k for k in got if not any(_matches(k, p) for p in EXPECTED)]
     missing = [p for p in EXPECTED if not any(_matches(k, p) for k in got)]
     assert not unexpected and not missing, (unexpected, missing)
-    assert set(EXPECTED.values()) == {"pitfall", "info"}
-    # across the corpus (models sharing a library line share its finding): at most 3 each
-    assert len(report.diagnostics) / report.models <= 3
+    assert set(EXPECTED.values()) == {"error", "info"}
+    for key, d in got.items():
+        [verdict] = {v for p, v in EXPECTED.items() if _matches(key, p)}
+        if verdict == "error":  # proven by an input, named in the finding
+            assert d.severity == "error" and d.evidence.verdict == "counterexample", (key, d)
+            assert d.evidence.variant and d.evidence.difference, d.evidence
+        else:
+            assert d.severity == "info" and d.evidence.verdict == "held", (key, d.evidence)
+    [cast] = [d for k, d in got.items() if k[1] == "IRV102"]
+    assert cast.evidence.variant == "pixel_values float32 -> float64"
+    assert "the trace raises" in cast.evidence.difference and "the model runs" in \
+        cast.evidence.difference
+    library = [d for run in runs.values() for d in gate.apply(run.found).kept
+               if d.code in LIBRARY_INFO]
+    assert library and all(d.severity == "info" and d.evidence.reason for d in library)
+    # a run fails only on the models a counterexample breaks
+    proven = {d.target for d in report.diagnostics if d.severity != "info"}
+    assert proven == {"vit()", "swin()"}
+    assert all(d.evidence and d.evidence.verdict == "counterexample"
+               for d in report.diagnostics if d.severity != "info")
 
 
 @pytest.mark.slow
@@ -199,3 +229,56 @@ def test_every_tracer_warning_is_reported_at_its_line_or_named(corpus):
             where = (display_path(w.filename), w.lineno)
             named = any(f"TracerWarning at {where[0]}:{where[1]} " in n for n in run.notes)
             assert where in shown or named, (name, where, w.message[:60])
+
+
+USER_VIT = '''
+import torch
+import transformers as T
+
+
+class ImageEncoder(torch.nn.Module):
+    """The user's own module around a library ViT."""
+
+    def __init__(self):
+        super().__init__()
+        self.vit = T.ViTModel(T.ViTConfig(hidden_size=32, num_hidden_layers=1,
+                                          num_attention_heads=2, intermediate_size=64,
+                                          image_size=32, patch_size=8)).eval()
+
+    def forward(self, images):
+        return self.vit(pixel_values=images).pooler_output  # the call into the library
+
+
+example_inputs = {"ImageEncoder": lambda: (torch.rand(2, 3, 32, 32),)}
+'''
+
+
+@pytest.mark.slow
+def test_the_library_dtype_cast_is_an_error_at_its_if_with_the_users_call(tmp_path):
+    """The pattern of several transformers vision models: a cast taken only when the
+    input's dtype differs from the weights'. No TracerWarning, in an installed library:
+    found by running the trace on a float64 input, shown without --show-unconfirmed."""
+    import os
+    import subprocess
+    import sys
+
+    model = tmp_path / "encoder.py"
+    model.write_text(USER_VIT)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    proc = subprocess.run([sys.executable, "-m", "irviz", "lint", "encoder.py"],
+                          capture_output=True, text=True, timeout=600, cwd=tmp_path, env=env)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    lines = proc.stdout.splitlines()
+    [i] = [n for n, text in enumerate(lines)
+           if "models/vit/modeling_vit.py:" in text and " IRV102 " in text]
+    import transformers
+
+    vit_file = Path(transformers.__file__).parent / "models" / "vit" / "modeling_vit.py"
+    line = int(lines[i].split("modeling_vit.py:")[1].split(":")[0])
+    assert vit_file.read_text().splitlines()[line - 1].strip() == \
+        "if pixel_values.dtype != expected_dtype:"
+    call = next(n for n, t in enumerate(USER_VIT.splitlines(), 1) if "the call into" in t)
+    assert lines[i + 1] == f"    called from encoder.py:{call}"
+    assert lines[i + 2].startswith("    counterexample: images float32 -> float64: the trace "
+                                   "raises \"RuntimeError: "), lines[i + 2]
+    assert lines[i + 2].endswith("; the model runs")

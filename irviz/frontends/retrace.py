@@ -128,13 +128,21 @@ def _same(a, b) -> bool:
 
 
 def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retrace | None:
-    """Trace ``first.target`` again on perturbed inputs; None when nothing can be perturbed."""
+    """Trace ``first.target`` again on perturbed inputs; None when nothing can be perturbed.
+    The model's Python state is put back afterwards (:class:`~.verification.Preserved`)."""
+    from .verification import Preserved
+
     obj = first.target.obj
     if first.inputs is None or not callable(obj):
         return None
     new_inputs, change = perturbed_inputs(obj, first.inputs, dynamic or {})
     if not change:
         return None
+    with Preserved(obj):
+        return _retrace(first, new_inputs, change)
+
+
+def _retrace(first: Capture, new_inputs: ExampleInputs, change: str) -> Retrace:
     try:
         with torch.no_grad():
             expected = first.run_python(new_inputs)

@@ -30,7 +30,7 @@ from .capture import Capture, capture
 from .inputs import ExampleInputs
 from .variants import Variant
 
-__all__ = ["Outcome", "Verification", "verify", "retrace_on", "lines_run"]
+__all__ = ["Outcome", "Verification", "Preserved", "verify", "retrace_on", "lines_run"]
 
 #: (rtol, atol) per float dtype of an output: what a second run of the same ops may differ by
 TOLERANCE = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
@@ -166,6 +166,44 @@ def _differs(trace_out: Any, model_out: Any, names: list[str] | None, shapes_onl
     return None, None
 
 
+class Preserved:
+    """Puts the model's Python state back after a run on another input. Models change
+    themselves on the inputs they see (Swin shrinks its window for a small image, caches
+    keep the last length), and a variant must not change what later runs, the user's
+    picture included, see: every module's attributes are restored, and its buffers'
+    values."""
+
+    def __init__(self, obj: Any):
+        # a ScriptModule keeps its state in TorchScript, where a run of Python cannot reach
+        self.modules = [m for m in obj.modules() if not isinstance(m, torch.jit.ScriptModule)
+                        ] if isinstance(obj, torch.nn.Module) else []
+
+    def __enter__(self):
+        self.saved = []
+        for m in self.modules:
+            attrs = {k: v for k, v in vars(m).items()
+                     if k not in ("_parameters", "_buffers", "_modules")}
+            buffers = {k: b.detach().clone() for k, b in m._buffers.items() if b is not None}
+            self.saved.append((m, attrs, dict(m._buffers), buffers, dict(m._modules)))
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for m, attrs, buffer_slots, buffers, modules in self.saved:
+                for key in [k for k in vars(m) if k not in attrs
+                            and k not in ("_parameters", "_buffers", "_modules")]:
+                    del m.__dict__[key]
+                m.__dict__.update(attrs)
+                m._buffers.clear()
+                m._buffers.update(buffer_slots)
+                for key, value in buffers.items():
+                    if m._buffers.get(key) is not None and m._buffers[key].shape == value.shape:
+                        m._buffers[key].copy_(value)
+                m._modules.clear()
+                m._modules.update(modules)
+        return False
+
+
 class _Quiet:
     """No warnings and no gradients while the variants run (torch's warnings were
     recorded by the capture; a variant's repeat of them is noise)."""
@@ -226,6 +264,11 @@ def verify(first: Capture, variants: list[Variant], random: bool = False) -> Ver
 
 
 def _outcome(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
+    with Preserved(first.target.obj):
+        return _compared(first, variant, shapes_only)
+
+
+def _compared(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
     try:
         want = _run_model(first, variant.inputs)
     except Exception as exc:  # noqa: BLE001 - not a valid input of this model
@@ -246,7 +289,7 @@ def _outcome(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
 def retrace_on(first: Capture, inputs: ExampleInputs) -> Capture | None:
     """A second trace of ``first``'s model on ``inputs`` (a counterexample), to see where
     its path leaves the first one's; None when it cannot be traced."""
-    with warnings.catch_warnings():
+    with warnings.catch_warnings(), Preserved(first.target.obj):
         warnings.simplefilter("ignore")
         try:
             return capture(first.target, "trace", inputs)
@@ -261,7 +304,7 @@ def lines_run(first: Capture, inputs: ExampleInputs) -> frozenset[tuple[str, int
     from .eager_run import LineRecorder
 
     lines = LineRecorder()
-    with _Quiet():
+    with _Quiet(), Preserved(first.target.obj):
         try:
             with lines:
                 first.run_python(inputs)
