@@ -26,8 +26,7 @@ def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings
         diff = first_divergence(run.trace_graph, workspace.graph(again.capture, needs=()))
         if diff is not None:
             where = _split(diff["source"]) or forward
-            detail = (f"with {again.change} the trace has {diff['second']} where the first "
-                      f"had {diff['first']}")
+            detail = f"traced again with {again.change}, {_in_words(diff)}"
             if where:
                 findings.report(ShapeSpecializedTrace, where, "retrace", detail=detail)
             return
@@ -35,5 +34,23 @@ def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings
                  for _, d in run.trace_graph.nodes(data=True))
     if again.outputs_differ and forward and not random:  # random ops differ run to run
         findings.report(ShapeSpecializedTrace, forward, "retrace",
-                        detail=f"with {again.change} the first trace's outputs differ from "
+                        detail=f"with {again.change}, the first trace's outputs differ from "
                                "the Python model's")
+
+
+def _op(text: str) -> str:
+    """An op of the diff in words: the return is "returns", an op is quoted."""
+    if text.startswith(("prim::TupleConstruct", "prim::Return")):
+        return "returns"
+    return f"has `{text}`"
+
+
+def _in_words(diff: dict) -> str:
+    """Where two traces part, as a sentence: "a second trace has `aten::select(0, 10)` here
+    where the first returns"."""
+    first, second = diff["first"], diff["second"]
+    if first.startswith("end after"):
+        return f"a second trace {_op(second)} here where the first has ended"
+    if second.startswith("end after"):
+        return f"the first trace {_op(first)} here where a second one has ended"
+    return f"a second trace {_op(second)} here where the first {_op(first)}"
