@@ -281,4 +281,4 @@ def test_the_library_dtype_cast_is_an_error_at_its_if_with_the_users_call(tmp_pa
     assert lines[i + 1] == f"    called from encoder.py:{call}"
     assert lines[i + 2].startswith("    counterexample: images float32 -> float64: the trace "
                                    "raises \"RuntimeError: "), lines[i + 2]
-    assert lines[i + 2].endswith("; the model runs")
+    assert "; the model runs" in lines[i + 2]

@@ -88,6 +88,11 @@ def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int
         y = b[i] if i < len(b) else None
         if x is not None and y is not None and x[:3] == y[:3]:
             continue
+        # one op more on one side: that op diverges, not its neighbour on the other
+        if x is not None and i + 1 < len(b) and x[:3] == b[i + 1][:3]:
+            x = None
+        elif y is not None and i + 1 < len(a) and y[:3] == a[i + 1][:3]:
+            y = None
         for entry in (x, y):
             where = _split(entry[1]) if entry is not None else None
             if where is not None:
@@ -134,7 +139,10 @@ def _decisions(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
 
 
 def _evidence(outcome: Outcome, result: Verification) -> Evidence:
-    return Evidence("counterexample", outcome.summary(), variant=outcome.variant.change,
+    summary = outcome.summary()
+    if result.compared != "values":  # said where it is read: random ops were in the trace
+        summary += f" (compared: {result.compared})"
+    return Evidence("counterexample", summary, variant=outcome.variant.change,
                     output=outcome.output, difference=outcome.difference,
                     compared=result.compared)
 
