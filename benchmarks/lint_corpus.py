@@ -103,11 +103,24 @@ def scrub(text: str, tree: Path | None) -> str:
 
 # -- children ------------------------------------------------------------------------------
 
+#: build/corpus-site seen through a folder named site-packages: torchvision's files are then
+#: an installed library's, as in a real install (irviz.paths.is_installed_library_file)
+INSTALLED = ROOT / "build" / "corpus-installed" / "site-packages"
+
+
+def _installed_site() -> Path:
+    """:data:`SITE` under the name an installed library's folder has (a symlink)."""
+    if not INSTALLED.exists():
+        INSTALLED.parent.mkdir(parents=True, exist_ok=True)
+        INSTALLED.symlink_to(SITE, target_is_directory=True)
+    return INSTALLED
+
+
 def child_env(tree: Path | None, torchvision: bool) -> dict:
     env = dict(os.environ)
     paths = [str(tree)] if tree is not None else []
     if torchvision and SITE.is_dir():
-        paths.append(str(SITE))
+        paths.append(str(_installed_site()))
     if env.get("PYTHONPATH"):
         paths.append(env["PYTHONPATH"])
     if paths:

@@ -238,8 +238,6 @@ class JitUnusedReachable(Rule):
     code = "IRV305"
     name = "jit-unused-reachable"
     severity = "warning"
-    proof = "certain"
-    certainty = "the scripted model raises whenever it reaches a @torch.jit.unused function"
     message = "`{expr}` is @torch.jit.unused: the scripted model raises when it gets there"
     hint = "make the method scriptable, or keep it off every path the deployed model takes"
 
