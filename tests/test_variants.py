@@ -58,3 +58,13 @@ def test_the_cap_takes_every_kind_in_turn_and_dynamic_dims_restrict_shapes():
     only = variants(inputs, ["x", "mask"], {"mask": [1]})
     assert {v.change for v in only if v.kind == "shape"} == {
         "x, mask: dim 1 5 -> 6", "x, mask: dim 1 5 -> 1", "x, mask: dim 1 5 -> 10"}
+
+
+def test_tensors_inside_a_list_input_vary_where_they_are():
+    images = [torch.rand(3, 40, 40), torch.rand(3, 40, 40)]
+    found = variants(ExampleInputs((images,)), ["images"])
+    grown = next(v for v in found if v.change == "images[0], images[1]: dims 1,2 40 -> 41")
+    [new] = grown.inputs.args
+    assert isinstance(new, list) and [tuple(t.shape) for t in new] == [(3, 41, 41)] * 2
+    assert [tuple(t.shape) for t in images] == [(3, 40, 40)] * 2  # the example is untouched
+    assert any(v.kind == "dtype" and v.inputs.args[0][1].dtype == torch.float64 for v in found)

@@ -99,16 +99,17 @@ def _padded(t: torch.Tensor) -> torch.Tensor | None:
     return None if torch.equal(out, t) else out
 
 
-def _size_groups(names: list[str], values: tuple, dynamic: dict[str, list[int]]
+def _size_groups(leaves: _Leaves, dynamic: dict[str, list[int]]
                  ) -> list[tuple[int, dict[int, list[int]]]]:
-    """Each size that may change, with the ``{input index: [dims]}`` holding it: every
-    dimension of every tensor input, grouped by size (equal sizes move together). With
-    ``dynamic`` (``--dynamic-dims``) only the sizes of the named dimensions."""
+    """Each size that may change, with the ``{leaf index: [dims]}`` holding it: every
+    dimension of every tensor, grouped by size (equal sizes move together). With
+    ``dynamic`` (``--dynamic-dims``) only the sizes of the named inputs' dimensions."""
+    values = leaves.values
     sizes: dict[int, dict[int, list[int]]] = {}
     allowed: set[int] | None = None
     if dynamic:
         allowed = set()
-        for i, (name, value) in enumerate(zip(names, values)):
+        for i, (name, value) in enumerate(zip(leaves.tops, values)):
             if isinstance(value, torch.Tensor) and name in dynamic:
                 allowed |= {value.shape[d] for d in dynamic[name]
                             if -value.dim() <= d < value.dim()}
@@ -122,15 +123,56 @@ def _size_groups(names: list[str], values: tuple, dynamic: dict[str, list[int]]
     return sorted(sizes.items())
 
 
-def _with(values: tuple, changed: dict[int, Any]) -> tuple:
-    return tuple(changed.get(i, v) for i, v in enumerate(values))
+class _Leaves:
+    """The tensors of a call, each with a name, also inside list, tuple and dict inputs
+    (a detection model's list of images): variants change them where they are."""
+
+    def __init__(self, inputs: ExampleInputs, names: list[str]):
+        self.inputs = inputs
+        self.paths: list[tuple[int, tuple]] = []
+        self.values: list[torch.Tensor] = []
+        self.names: list[str] = []
+        self.tops: list[str] = []  # the input each leaf belongs to (for --dynamic-dims)
+        for i, (name, value) in enumerate(zip(names, inputs.flat)):
+            self._walk(value, i, (), name, name)
+
+    def _walk(self, value: Any, i: int, path: tuple, label: str, top: str) -> None:
+        if isinstance(value, torch.Tensor):
+            self.paths.append((i, path))
+            self.values.append(value)
+            self.names.append(label)
+            self.tops.append(top)
+        elif isinstance(value, (list, tuple)):
+            for j, item in enumerate(value):
+                self._walk(item, i, path + (j,), f"{label}[{j}]", top)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._walk(item, i, path + (key,), f"{label}[{key!r}]", top)
+
+    def with_(self, changed: dict[int, torch.Tensor]) -> ExampleInputs:
+        """The call with the leaves ``changed`` (by index) replaced."""
+        flat = list(self.inputs.flat)
+        for leaf, new in changed.items():
+            i, path = self.paths[leaf]
+            flat[i] = _set_in(flat[i], path, new)
+        return self.inputs.replaced(tuple(flat))
 
 
-def _shape_variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[int]]
-                    ) -> list[Variant]:
-    values = inputs.flat
+def _set_in(value: Any, path: tuple, new: Any) -> Any:
+    if not path:
+        return new
+    head, rest = path[0], path[1:]
+    if isinstance(value, dict):
+        return {**value, head: _set_in(value[head], rest, new)}
+    items = list(value)
+    items[head] = _set_in(items[head], rest, new)
+    return items if isinstance(value, list) else tuple(items)
+
+
+def _shape_variants(leaves: _Leaves, dynamic: dict[str, list[int]]) -> list[Variant]:
+    values, names = leaves.values, leaves.names
     out = []
-    for size, where in _size_groups(names, values, dynamic):
+    for size, where in _size_groups(leaves, dynamic):
         holders = ", ".join(names[i] for i in where)
         dims = sorted({d for ds in where.values() for d in ds})
         label = f"dim {dims[0]}" if len(dims) == 1 else "dims " + ",".join(map(str, dims))
@@ -138,20 +180,20 @@ def _shape_variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, 
             if new == size or new == 2 and make is _doubled:  # 1 -> 2 is grown already
                 continue
             changed = {i: make(values[i], ds) for i, ds in where.items()}
-            out.append(Variant(inputs.replaced(_with(values, changed)),
+            out.append(Variant(leaves.with_(changed),
                                f"{holders}: {label} {size} -> {new}", "shape",
                                f"size {size} -> {new}"))
     return out
 
 
-def _float_inputs(names: list[str], values: tuple) -> list[int]:
+def _float_inputs(values: list) -> list[int]:
     return [i for i, v in enumerate(values)
             if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and v.numel()]
 
 
-def _dtype_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
-    values = inputs.flat
-    floats = _float_inputs(names, values)
+def _dtype_variants(leaves: _Leaves) -> list[Variant]:
+    values, names = leaves.values, leaves.names
+    floats = _float_inputs(values)
     if not floats:
         return []
     holders = ", ".join(names[i] for i in floats)
@@ -161,15 +203,15 @@ def _dtype_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
         if any(values[i].dtype == dtype for i in floats):
             continue
         changed = {i: values[i].to(dtype) for i in floats}
-        out.append(Variant(inputs.replaced(_with(values, changed)),
+        out.append(Variant(leaves.with_(changed),
                            f"{holders} {was} -> {_dtype_name(dtype)}", "dtype",
                            _dtype_name(dtype)))
     return out
 
 
-def _value_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
-    values = inputs.flat
-    floats = _float_inputs(names, values)
+def _value_variants(leaves: _Leaves) -> list[Variant]:
+    values, names = leaves.values, leaves.names
+    floats = _float_inputs(values)
     if not floats:
         return []
     holders = ", ".join(names[i] for i in floats)
@@ -183,14 +225,13 @@ def _value_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
             low, high = low - 1.0, high + 1.0
         draw = torch.rand(v.shape, generator=generator, dtype=torch.float64)
         resampled[i] = (low + (high - low) * draw).to(v.dtype)
-    return [Variant(inputs.replaced(_with(values, negated)), f"{holders} negated", "value",
-                    "negated"),
-            Variant(inputs.replaced(_with(values, resampled)),
+    return [Variant(leaves.with_(negated), f"{holders} negated", "value", "negated"),
+            Variant(leaves.with_(resampled),
                     f"{holders} resampled from their range", "value", "resampled")]
 
 
-def _mask_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
-    values = inputs.flat
+def _mask_variants(leaves: _Leaves) -> list[Variant]:
+    values, names = leaves.values, leaves.names
     out = []
     for i, v in enumerate(values):
         if not isinstance(v, torch.Tensor) or not _is_mask(v):
@@ -199,7 +240,7 @@ def _mask_variants(inputs: ExampleInputs, names: list[str]) -> list[Variant]:
         if padded is None:
             continue
         k = max(1, v.shape[-1] // 4)
-        out.append(Variant(inputs.replaced(_with(values, {i: padded})),
+        out.append(Variant(leaves.with_({i: padded}),
                            f"{names[i]} padded (last {k} of {v.shape[-1]} positions of its "
                            "first row set to 0)", "mask", f"padded {names[i]}"))
     return out
@@ -211,10 +252,11 @@ def variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[in
     called), at most ``limit`` of them, taken in turn from each kind so a small cap still
     tries every kind: shapes first (the commonest change in deployment), then dtypes,
     values and masks."""
-    by_kind = [_shape_variants(inputs, names, dynamic or {}),
-               _dtype_variants(inputs, names),
-               _value_variants(inputs, names),
-               _mask_variants(inputs, names)]
+    leaves = _Leaves(inputs, names)
+    by_kind = [_shape_variants(leaves, dynamic or {}),
+               _dtype_variants(leaves),
+               _value_variants(leaves),
+               _mask_variants(leaves)]
     out: list[Variant] = []
     while any(by_kind) and (limit is None or len(out) < limit):
         for group in by_kind:
