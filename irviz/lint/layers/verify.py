@@ -17,6 +17,8 @@ The gate turns the verdict into the severity (:func:`irviz.lint.gate.severity_of
 """
 from __future__ import annotations
 
+import os
+
 from ...analyses.graph_diff import canonical
 from ...frontends.retrace import parse_dynamic_dims
 from ...frontends.variants import variants
@@ -74,12 +76,13 @@ def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int
     second = retrace_on(ctx.run.trace, outcome.variant.inputs)
     found: list[tuple[str, int]] = []
     first_lines = ctx.run.trace.executed_lines or frozenset()
+    model_files = _model_files(ctx.run.trace_graph)
     if second is None:  # the paths the Python model took on both still tell (a trace's
         # run takes its own `torch.jit.is_tracing()` branches: compare like with like)
         trace = ctx.run.trace
         first_lines = lines_run(trace, trace.inputs)
         second_lines = lines_run(trace, outcome.variant.inputs)
-        return sorted(first_lines ^ second_lines)[:_LINES_READ]
+        return _in_files(first_lines ^ second_lines, model_files)
     G2 = ctx.workspace.graph(second, needs=())
     a, b = _exact(ctx.run.trace_graph), _exact(G2)
     diverged = 0
@@ -101,9 +104,20 @@ def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int
         if found or diverged > _UNPLACED:  # the first differing op with a line
             break
     second_lines = second.executed_lines or frozenset()
-    only = sorted(first_lines ^ second_lines)[:_LINES_READ]
-    found.extend(only)
+    model_files |= _model_files(G2)
+    found.extend(_in_files(first_lines ^ second_lines, model_files))
     return list(dict.fromkeys(found))
+
+
+def _model_files(G) -> set[str]:
+    """The files the trace recorded ops from: the model's code (lines recorded elsewhere
+    ran beside it: a garbage-collector callback, a logging hook)."""
+    return {_split(d["user_source"])[0] for _, d in G.nodes(data=True) if d.get("user_source")}
+
+
+def _in_files(lines, files: set[str]) -> list[tuple[str, int]]:
+    real = {os.path.realpath(f) for f in files}
+    return sorted(line for line in lines if os.path.realpath(line[0]) in real)[:_LINES_READ]
 
 
 def _exact(G) -> list[tuple]:
