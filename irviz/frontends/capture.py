@@ -428,6 +428,15 @@ def _trace_hint(text: str, in_model: bool) -> str:
             "`--mode script` needs no inputs")
 
 
+def raised(exc: BaseException) -> tuple[str, str]:
+    """``(exception name, message)`` of what the model's own code raised: TorchScript
+    re-raises as ``torch.jit.Error`` with the user's exception on its last line."""
+    lines = [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+    last = lines[-1] if lines else ""
+    m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
+    return (m.group(1), m.group(2)) if m else (type(exc).__name__, last)
+
+
 def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
     """Example inputs that the compiled model cannot run are a user error, found early."""
     try:
@@ -436,12 +445,7 @@ def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
     except Exception as exc:  # the model's own error, reported in its terms
         text = str(exc).strip()
         where = _user_location(text)
-        lines = [line.strip() for line in text.splitlines() if line.strip()]
-        last = lines[-1] if lines else ""
-        name = type(exc).__name__
-        m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
-        if m:  # TorchScript re-raises as torch.jit.Error; name the user's exception
-            name, last = m.group(1), m.group(2)
+        name, last = raised(exc)
         error = CaptureError(
             f"{target.spec} compiles, but running it on its example inputs raised "
             f"{name}" + (f" at {where}" if where else "") + f": {last}",

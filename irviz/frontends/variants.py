@@ -186,17 +186,17 @@ def _shape_variants(leaves: _Leaves, dynamic: dict[str, list[int]]) -> list[Vari
     return out
 
 
-def _float_inputs(values: list) -> list[int]:
-    return [i for i, v in enumerate(values)
-            if isinstance(v, torch.Tensor) and v.dtype.is_floating_point and v.numel()]
+def _floats(leaves: _Leaves) -> tuple[list[int], str]:
+    """The non-empty float tensors (by leaf index), and their names for a variant's text."""
+    floats = [i for i, v in enumerate(leaves.values) if v.dtype.is_floating_point and v.numel()]
+    return floats, ", ".join(leaves.names[i] for i in floats)
 
 
 def _dtype_variants(leaves: _Leaves) -> list[Variant]:
-    values, names = leaves.values, leaves.names
-    floats = _float_inputs(values)
+    values = leaves.values
+    floats, holders = _floats(leaves)
     if not floats:
         return []
-    holders = ", ".join(names[i] for i in floats)
     was = _dtype_name(values[floats[0]].dtype)
     out = []
     for dtype in OTHER_FLOATS:
@@ -210,11 +210,10 @@ def _dtype_variants(leaves: _Leaves) -> list[Variant]:
 
 
 def _value_variants(leaves: _Leaves) -> list[Variant]:
-    values, names = leaves.values, leaves.names
-    floats = _float_inputs(values)
+    values = leaves.values
+    floats, holders = _floats(leaves)
     if not floats:
         return []
-    holders = ", ".join(names[i] for i in floats)
     negated = {i: -values[i] for i in floats}
     generator = torch.Generator().manual_seed(SEED)
     resampled = {}

@@ -18,7 +18,6 @@ shapes are (:attr:`Verification.compared` says which was done).
 """
 from __future__ import annotations
 
-import re
 import time
 import warnings
 from dataclasses import dataclass, field
@@ -26,7 +25,7 @@ from typing import Any
 
 import torch
 
-from .capture import Capture, capture
+from .capture import Capture, capture, raised
 from .inputs import ExampleInputs
 from .variants import Variant
 
@@ -108,15 +107,10 @@ def _leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
 
 
 def _first_line(exc: BaseException) -> str:
-    """The user-facing line of an error: TorchScript's re-raised error's last line
-    (``RuntimeError: expected scalar type Double but found Float``)."""
-    text = str(exc).strip()
-    lines = [line.strip() for line in text.splitlines() if line.strip()]
-    last = lines[-1] if lines else ""
-    m = re.match(r"^(?:builtins\.)?(\w+(?:Error|Exception)): (.*)$", last)
-    if m:
-        return f"{m.group(1)}: {m.group(2)}"[:200]
-    return f"{type(exc).__name__}: {last}"[:200] if last else type(exc).__name__
+    """The user-facing line of an error (``RuntimeError: expected scalar type Double but
+    found Float``), TorchScript's re-raised ones included."""
+    name, message = raised(exc)
+    return f"{name}: {message}"[:200] if message else name
 
 
 def _shape(t: torch.Tensor) -> str:

@@ -9,11 +9,6 @@ counterexample (README: lint, the evidence ladder).
 """
 from __future__ import annotations
 
-import ast
-import functools
-import os
-from pathlib import Path
-
 import networkx as nx
 import torch
 
@@ -21,6 +16,7 @@ from ...paths import is_installed_library_file
 from ..diagnostic import Evidence
 from ..rules.tracing import (ContainerInput, DictOrNonTensorOutput, InputDeviceBaked,
                              TracedInTrainingMode)
+from ..source.statements import reads_attribute
 from .context import LayerContext, _code_at, _forward_location, _split
 
 #: the training flag of each op that behaves differently in training
@@ -35,10 +31,6 @@ _FUNCTIONAL = {"aten::dropout": "F.dropout", "aten::feature_dropout": "F.dropout
                "aten::rrelu": "F.rrelu"}
 
 
-def _certain(rule) -> Evidence:
-    return Evidence("certain", rule.certainty, reason=rule.certainty)
-
-
 def run(ctx: LayerContext) -> None:
     """Report the certainties of the trace (it needs one)."""
     _container_inputs(ctx)
@@ -48,9 +40,8 @@ def run(ctx: LayerContext) -> None:
 
 
 def _report(ctx: LayerContext, rule, where: tuple, **fields) -> None:
+    """A finding of a certain rule: the settle layer gives it its verdict."""
     ctx.findings.report(rule, where, "ir", **fields)
-    key = (rule.code, ctx.findings.key_path(where[0]), int(where[1]))
-    ctx.findings.attach(key, _certain(rule))
 
 
 def _container_inputs(ctx: LayerContext) -> None:
@@ -74,11 +65,8 @@ def _no_tensor_output(ctx: LayerContext) -> None:
     leaves = adapter.outputs if adapter is not None else None
     if leaves is None or leaves.names:
         return
-    found = [key for key in ctx.findings.found if key[0] == DictOrNonTensorOutput.code]
-    if found:  # the source layer named the return statement: that is the place
-        for key in found:
-            ctx.findings.attach(key, _certain(DictOrNonTensorOutput))
-        return
+    if any(key[0] == DictOrNonTensorOutput.code for key in ctx.findings.found):
+        return  # the source layer named the return statement: that is the place
     where = _forward_location(ctx.target)
     if where is not None:
         what = ", ".join(kind for _, kind in leaves.dropped) or "nothing"
@@ -136,26 +124,6 @@ def _training_ops(ctx: LayerContext) -> None:
         _report(ctx, TracedInTrainingMode, where, expr=expr, who=who)
 
 
-@functools.lru_cache(maxsize=64)
-def _device_reads(path: str, stamp: int) -> frozenset[int]:
-    """Lines of ``path`` that read an attribute ``.device``."""
-    try:
-        tree = ast.parse(Path(path).read_bytes())
-    except (OSError, SyntaxError, ValueError):
-        return frozenset()
-    return frozenset(node.lineno for node in ast.walk(tree)
-                     if isinstance(node, ast.Attribute) and node.attr == "device"
-                     and isinstance(node.ctx, ast.Load))
-
-
-def _reads_device(path: str, line: int) -> bool:
-    try:
-        stamp = os.stat(path).st_mtime_ns
-    except OSError:
-        return False
-    return line in _device_reads(path, stamp)
-
-
 _LIBRARY_DEVICE = ("the installed library reads the input's device here: a trace serves the "
                    "device it was made on; trace on the device you deploy")
 
@@ -167,7 +135,7 @@ def _baked_devices(ctx: LayerContext) -> None:
         if where is None:
             continue
         device = _constant(G, data, "device")
-        if device in (None, "None") or not _reads_device(where[0], where[1]):
+        if device in (None, "None") or not reads_attribute(where[0], where[1], "device"):
             continue
         if not is_installed_library_file(where[0]):
             _report(ctx, InputDeviceBaked, where, expr=_code_at(where).strip(),

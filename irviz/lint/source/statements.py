@@ -145,3 +145,12 @@ def used_names(path: str, line: int) -> set[str]:
     return {n.id for node in ast.walk(tree)
             if isinstance(node, ast.stmt) and node.lineno == line
             for n in ast.walk(node) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+
+
+def reads_attribute(path: str, line: int, attr: str) -> bool:
+    """Whether a statement at ``line`` of ``path`` reads an attribute ``attr``
+    (``x.device``)."""
+    tree = _parsed(path)
+    return tree is not None and any(
+        isinstance(node, ast.Attribute) and node.attr == attr and isinstance(node.ctx, ast.Load)
+        and node.lineno == line for node in ast.walk(tree))
