@@ -15,6 +15,7 @@ import torch
 from ..errors import UsageError
 from .capture import Capture, capture
 from .inputs import ExampleInputs, forward_arguments
+from .variants import grown_by_one
 
 
 @dataclass
@@ -59,9 +60,7 @@ def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     MyCell in one run of eight). An empty dimension gets random values."""
     dims = [d % t.dim() for d in dims if -t.dim() <= d < t.dim()]
     if dims and all(t.shape[d] > 0 for d in dims):
-        for d in dims:
-            t = torch.cat([t, t.narrow(d, t.shape[d] - 1, 1)], dim=d)
-        return t.clone()
+        return grown_by_one(t, dims)
     shape = list(t.shape)
     for d in dims:
         shape[d] += 1

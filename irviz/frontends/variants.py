@@ -28,7 +28,7 @@ import torch
 
 from .inputs import ExampleInputs
 
-__all__ = ["Variant", "variants", "KINDS"]
+__all__ = ["Variant", "variants", "grown_by_one", "KINDS"]
 
 KINDS = ("shape", "dtype", "value", "mask")
 #: the float dtypes a float input is also tried in (CPU kernels exist for all three)
@@ -54,7 +54,7 @@ def _dtype_name(dtype: torch.dtype) -> str:
     return str(dtype).replace("torch.", "")
 
 
-def _grown(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
+def grown_by_one(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     """``t`` one larger along ``dims``, the last slice repeated: a new shape with the
     same kind of data (ids stay ids, a mask stays a mask)."""
     for d in dims:
@@ -176,7 +176,7 @@ def _shape_variants(leaves: _Leaves, dynamic: dict[str, list[int]]) -> list[Vari
         holders = ", ".join(names[i] for i in where)
         dims = sorted({d for ds in where.values() for d in ds})
         label = f"dim {dims[0]}" if len(dims) == 1 else "dims " + ",".join(map(str, dims))
-        for new, make in ((size + 1, _grown), (1, _shrunk), (2 * size, _doubled)):
+        for new, make in ((size + 1, grown_by_one), (1, _shrunk), (2 * size, _doubled)):
             if new == size or new == 2 and make is _doubled:  # 1 -> 2 is grown already
                 continue
             changed = {i: make(values[i], ds) for i, ds in where.items()}
