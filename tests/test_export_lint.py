@@ -54,7 +54,7 @@ def converter_failure(model, args) -> str:
     """What the real TS2EPConverter raises on ``model`` scripted (its whole cause chain)."""
     from torch._export.converter import TS2EPConverter
 
-    from irviz.frontends.export import quiet_output
+    from irviz.frontends.user_code import quiet_output
 
     try:
         with quiet_output():
@@ -115,7 +115,7 @@ def test_the_python_rnn_loop_is_unrolled_with_its_trip_count():
     assert loop["layers"] == ["export-vs-script"]
     # what the finding says of the exported program is so: ten selects from line 29
     model = _load(MIGRATION, "export_migration_for_lint").MyRNNLoop()
-    from irviz.frontends.export import quiet_output
+    from irviz.frontends.user_code import quiet_output
 
     with quiet_output():
         program = torch.export.export(model, (torch.rand(10, 3, 4),))
@@ -214,7 +214,7 @@ def test_the_biforked_ensemble_forks_only_in_its_members():
 
 def test_the_exported_ensemble_really_has_no_fork_and_the_converter_stops_at_it():
     mod = _load(ENSEMBLES, "lstm_ensemble_for_lint")
-    from irviz.frontends.export import quiet_output
+    from irviz.frontends.user_code import quiet_output
 
     with quiet_output():
         program = torch.export.export(mod.LSTMEnsemble(), (torch.rand(5, 2, 16),))

@@ -31,7 +31,7 @@ from .adapters import CallAdapter
 from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .inputs import ExampleInputs
 from . import trace_graph
-from .loader import Target
+from .records import Target
 
 MODES = ("script", "trace", "auto", "export")
 

@@ -10,27 +10,22 @@ model's line and quoting torch's reason.
 """
 from __future__ import annotations
 
-import contextlib
-import io
-import logging
-import os
 import re
-import sys
-import tempfile
 import traceback
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import torch
 
-from ..errors import CaptureError, InputsError, ModelLoadError, UsageError
+from ..errors import CaptureError, InputsError, UsageError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file
-from .inputs import ExampleInputs, forward_arguments
-from .loader import Target
+from .archives import has_export
+from .inputs import ExampleInputs, forward_arguments, parse_dynamic_dims
+from .records import Target
+from .user_code import quiet_output
 
-__all__ = ["ExportOptions", "export_target", "load_exported", "is_exported_archive",
-           "STATIC_NOTE"]
+__all__ = ["ExportOptions", "export_target", "STATIC_NOTE"]
 
 
 @dataclass(frozen=True)
@@ -42,10 +37,6 @@ class ExportOptions:
     dynamic_dims: tuple[str, ...] = ()
 
 
-def has_export() -> bool:
-    return hasattr(torch, "export") and hasattr(torch.export, "export")
-
-
 def _no_export() -> CaptureError:
     return CaptureError(
         f"this torch ({torch.__version__}) has no torch.export",
@@ -53,47 +44,11 @@ def _no_export() -> CaptureError:
              "use --mode script or trace with this torch")
 
 
-@contextlib.contextmanager
-def quiet_output() -> Iterator[io.StringIO]:
-    """Keep everything written to stdout/stderr inside the block (Python's streams, the
-    file descriptors C++ and logging handlers write to, torch's log records) in the
-    yielded buffer; nothing reaches the user's terminal."""
-    kept = io.StringIO()
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
-    saved: list[tuple[int, int]] = []
-    tmp = tempfile.TemporaryFile(mode="w+b")
-    for fd in (1, 2):
-        try:
-            saved.append((fd, os.dup(fd)))
-            os.dup2(tmp.fileno(), fd)
-        except OSError:  # no such descriptor (embedded interpreters)
-            pass
-    previous_disable = logging.root.manager.disable
-    logging.disable(logging.CRITICAL)
-    try:
-        with contextlib.redirect_stdout(kept), contextlib.redirect_stderr(kept):
-            yield kept
-    finally:
-        logging.disable(previous_disable)
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        for fd, copy in saved:
-            os.dup2(copy, fd)
-            os.close(copy)
-        tmp.seek(0)
-        kept.write(tmp.read().decode("utf-8", "replace"))
-        tmp.close()
-
-
 def dynamic_shapes(obj: Any, inputs: ExampleInputs, specs: tuple[str, ...]) -> dict | None:
     """``--dynamic-dims`` as torch.export's ``dynamic_shapes``: one entry per argument
     of ``forward`` the call passes (by name), ``{dim: Dim.AUTO}`` for the named ones."""
     if not specs:
         return None
-    from .retrace import parse_dynamic_dims
 
     wanted = parse_dynamic_dims(list(specs))
     names = forward_arguments(obj)
@@ -251,34 +206,3 @@ def _static_notes(program, shapes: dict) -> list[str]:
     return notes
 
 
-# --------------------------------------------------------------------------- .pt2 files
-
-
-def is_exported_archive(path: Path) -> bool:
-    """A zip written by ``torch.export.save`` (its ``serialized_exported_program``)."""
-    import zipfile
-
-    try:
-        with zipfile.ZipFile(path) as zf:
-            return any("serialized_exported_program" in n or n.endswith("models/model.json")
-                       for n in zf.namelist())
-    except (zipfile.BadZipFile, OSError):
-        return False
-
-
-def load_exported(location: str) -> Any:
-    """The ExportedProgram a ``.pt2`` holds (torch.export.load: its own JSON format and
-    tensors, no pickled code)."""
-    if not has_export():
-        raise ModelLoadError(f"{location} is a torch.export program, and this torch "
-                             f"({torch.__version__}) has no torch.export")
-    try:
-        with quiet_output():
-            return torch.export.load(location)
-    except Exception as exc:  # noqa: BLE001
-        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
-        raise ModelLoadError(
-            f"{location} could not be read as a torch.export program: "
-            f"{type(exc).__name__}: {lines[0] if lines else ''}",
-            hint="irviz reads .pt2 files written by torch.export.save(); one saved by a "
-                 "newer torch may need that torch") from None

@@ -57,8 +57,9 @@ from typing import Any, Callable
 
 import torch
 
-from irviz.errors import InputsError
-from irviz.frontends.loader import Target, quiet_torch_warnings, user_traceback
+from irviz.errors import InputsError, UsageError
+from irviz.frontends.records import Target
+from irviz.frontends.user_code import quiet_torch_warnings, user_traceback
 from irviz.paths import display_path
 
 __all__ = ["ExampleInputs", "forward_arguments", "forward_signature", "resolve_inputs"]
@@ -382,3 +383,23 @@ def resolve_inputs(target: Target, given: object = None) -> ExampleInputs | None
     if target.kind == "archive":
         return None
     return _from_convention(target)
+
+
+def parse_dynamic_dims(specs: list[str] | None) -> dict[str, list[int]]:
+    """``["x:0", "h:0,1"]`` -> ``{"x": [0], "h": [0, 1]}`` (option ``--dynamic-dims``)."""
+    out: dict[str, list[int]] = {}
+    for spec in specs or []:
+        for item in spec.split(";"):
+            item = item.strip()
+            if not item:
+                continue
+            name, sep, dims = item.partition(":")
+            try:
+                if not sep or not name.strip():
+                    raise ValueError
+                out.setdefault(name.strip(), []).extend(int(d) for d in dims.split(","))
+            except ValueError:
+                raise UsageError(f"--dynamic-dims {item!r} is not NAME:DIM[,DIM...]",
+                                 hint='e.g. --dynamic-dims "xs:0" (dimension 0 of forward '
+                                      "argument xs may change)") from None
+    return out

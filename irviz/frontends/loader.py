@@ -40,30 +40,25 @@ import linecache
 import os
 import re
 import sys
-import traceback
 import types
-import warnings
-import zipfile
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterator
 
 import torch
 
 from irviz.errors import ModelLoadError
-from irviz.paths import IRVIZ_DIR, display_path, is_inside
+from irviz.paths import display_path
+from .archives import load_archive
+from .records import LoadResult, Target
+from .user_code import USER_TRACEBACK_HEADER, quiet_torch_warnings, user_traceback
 
 __all__ = ["Target", "LoadResult", "load", "target_of", "user_traceback",
            "quiet_torch_warnings", "USER_TRACEBACK_HEADER"]
 
-USER_TRACEBACK_HEADER = "Traceback from your code (most recent call last):"
-
 #: file extensions that mark a spec as a path even when it does not exist
 _FILE_EXTS = {"py", "pt", "pth", "pt2", "ts", "zip", "pkl", "pickle", "torchscript", "ptl",
               "ckpt"}
-
-_IMPORTLIB_DIR = str(Path(importlib.__file__).resolve().parent)
 
 #: module names irviz imported user files under -> the file; only these are
 #: ever removed from sys.modules to re-import a file afresh
@@ -72,79 +67,7 @@ _USER_CODE_HINT = "the error comes from your code (or code it calls), not from i
 _unique_counter = 0
 
 
-@dataclass
-class Target:
-    """One loadable model."""
-
-    #: "MyCell", "example", "make_model()"; for archives the file stem
-    name: str
-    #: nn.Module instance, torch.jit.ScriptModule, ScriptFunction, or plain function
-    obj: object
-    #: "module" | "script_module" | "script_function" | "function" | "archive" |
-    #: "exported" (a torch.export program from a .pt2)
-    kind: str
-    #: user-facing spec for messages, e.g. "samples/decision_gate.py:MyCell"
-    spec: str
-    #: the model file (the module's ``__file__``; the archive for archives)
-    source_file: Path | None
-    #: the imported module (None for archives)
-    user_module: types.ModuleType | None
-
-
-@dataclass
-class LoadResult:
-    targets: list[Target]
-    #: (name, one-line reason), e.g. classes whose constructor needs arguments
-    skipped: list[tuple[str, str]] = field(default_factory=list)
-
-
 # --------------------------------------------------------------------------- helpers
-
-
-@contextmanager
-def quiet_torch_warnings() -> Iterator[None]:
-    """Silence torch's deprecation warnings about TorchScript (jit.script/trace/load)."""
-    with warnings.catch_warnings():
-        for category in (DeprecationWarning, FutureWarning):
-            warnings.filterwarnings("ignore", category=category, module=r"torch(\.|$)")
-            warnings.filterwarnings("ignore", category=category,
-                                    message=r".*(torch\.jit|TorchScript)")
-        yield
-
-
-def _is_internal_frame(filename: str) -> bool:
-    if filename.startswith("<frozen importlib") or filename.startswith("<frozen zipimport"):
-        return True
-    try:
-        real = str(Path(filename).resolve())
-    except (OSError, ValueError):
-        return False
-    return is_inside(real, os.path.realpath(IRVIZ_DIR)) or real.startswith(_IMPORTLIB_DIR + os.sep)
-
-
-def user_traceback(exc: BaseException) -> str:
-    """The traceback of ``exc`` without irviz/importlib frames, marked as the user's."""
-    te = traceback.TracebackException(type(exc), exc, exc.__traceback__)
-    for part in _chain(te):
-        part.stack = traceback.StackSummary.from_list(
-            [f for f in part.stack if not _is_internal_frame(f.filename)])
-    lines = []
-    for chunk in te.format():
-        if chunk.strip() == "Traceback (most recent call last):":
-            chunk = USER_TRACEBACK_HEADER + "\n"
-        lines.append(chunk)
-    text = "".join(lines).rstrip()
-    if USER_TRACEBACK_HEADER not in text:  # no frames left: still say where it came from
-        text = USER_TRACEBACK_HEADER + "\n" + text
-    return text
-
-
-def _chain(te: traceback.TracebackException) -> Iterator[traceback.TracebackException]:
-    seen = set()
-    while te is not None and id(te) not in seen:
-        seen.add(id(te))
-        yield te
-        te = te.__cause__ or (None if te.__suppress_context__ else te.__context__)
 
 
 def _exc_line(exc: BaseException) -> str:
@@ -692,65 +615,6 @@ def _load_one(module: types.ModuleType, attr: str, prefix: str, shown: str, spec
     return LoadResult([_target(name, obj, kind, target_spec, module)])
 
 
-# --------------------------------------------------------------------------- archives
-
-
-def _archive_diagnosis(path: Path) -> str:
-    try:
-        size = path.stat().st_size
-        with open(path, "rb") as fh:
-            head = fh.read(4)
-    except OSError as exc:
-        return f"it cannot be read ({exc.strerror or exc})"
-    if size == 0:
-        return "the file is empty"
-    if not zipfile.is_zipfile(path):
-        if head.startswith(b"PK"):
-            return "the zip archive is truncated or corrupted"
-        if head[:1] == b"\x80":
-            return "it looks like a pickle (a legacy torch.save() file), not a zip archive"
-        return "it is not a zip archive"
-    try:
-        with zipfile.ZipFile(path) as zf:
-            names = zf.namelist()
-    except (zipfile.BadZipFile, OSError):
-        return "the zip archive is truncated or corrupted"
-    if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
-        return "torch could not read it (a damaged or incompatible archive?)"
-    if any(n.endswith("data.pkl") for n in names):
-        return "it looks like a torch.save() checkpoint (weights or a pickled module)"
-    return "the zip archive holds no TorchScript code"
-
-
-def _torch_said(exc: BaseException) -> str:
-    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
-    first = lines[0] if lines else type(exc).__name__
-    first = first.split(" This is an internal miniz error")[0]
-    return first
-
-
-def _load_archive(location: str) -> LoadResult:
-    path = Path(location)
-    from .export import is_exported_archive, load_exported
-
-    if is_exported_archive(path):  # torch.export.save: drawn in export mode
-        return LoadResult([Target(name=path.stem, obj=load_exported(location), kind="exported",
-                                  spec=location, source_file=path.resolve(), user_module=None)])
-    try:
-        with quiet_torch_warnings():
-            obj = torch.jit.load(str(path), map_location="cpu")
-    except Exception as exc:  # noqa: BLE001 - torch raises RuntimeError, ValueError, ...
-        raise ModelLoadError(
-            f"{location} is not a TorchScript archive: {_archive_diagnosis(path)}",
-            hint="irviz accepts only archives written by torch.jit.save() or ScriptModule.save(); "
-                 "for a checkpoint, give irviz the .py file that defines the model "
-                 "(e.g. model.py:make_model())",
-            detail=f"torch.jit.load said: {_torch_said(exc)}") from None
-    kind = "archive"
-    return LoadResult([Target(name=path.stem, obj=obj, kind=kind, spec=location,
-                              source_file=path.resolve(), user_module=None)])
-
-
 # --------------------------------------------------------------------------- entry point
 
 
@@ -813,7 +677,7 @@ def load(spec: str) -> LoadResult:
         if attr is not None:
             raise ModelLoadError(f"{location} is a TorchScript archive; it takes no ':{attr}' part",
                                  hint=f"give just {location}")
-        return _load_archive(location)
+        return load_archive(location)
 
     # a dotted module name (or a package directory in the current directory)
     with _user_code(os.getcwd()):

@@ -32,26 +32,6 @@ class Retrace:
     outputs_differ: bool
 
 
-def parse_dynamic_dims(specs: list[str] | None) -> dict[str, list[int]]:
-    """``["x:0", "h:0,1"]`` -> ``{"x": [0], "h": [0, 1]}`` (option ``--dynamic-dims``)."""
-    out: dict[str, list[int]] = {}
-    for spec in specs or []:
-        for item in spec.split(";"):
-            item = item.strip()
-            if not item:
-                continue
-            name, sep, dims = item.partition(":")
-            try:
-                if not sep or not name.strip():
-                    raise ValueError
-                out.setdefault(name.strip(), []).extend(int(d) for d in dims.split(","))
-            except ValueError:
-                raise UsageError(f"--dynamic-dims {item!r} is not NAME:DIM[,DIM...]",
-                                 hint='e.g. --dynamic-dims "xs:0" (dimension 0 of forward '
-                                      "argument xs may change)") from None
-    return out
-
-
 def _grow(t: torch.Tensor, dims: list[int]) -> torch.Tensor:
     """``t`` one larger along ``dims``: its own values with the last slice repeated, so the
     second trace sees a new shape and the same data. Fresh random values would let a

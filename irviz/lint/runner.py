@@ -12,7 +12,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import IrvizError, ModelLoadError
-from ..frontends.loader import Target
+from ..frontends.records import Target
 from .diagnostic import Diagnostic
 from .gate import Gate
 from .layers import EXPORT_LAYERS, LAYERS, Layer

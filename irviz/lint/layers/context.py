@@ -17,7 +17,7 @@ import networkx as nx
 
 from ...errors import CaptureError
 from ...frontends.capture import Capture, CapturedWarning, forward_source
-from ...frontends.loader import Target
+from ...frontends.records import Target
 from ...paths import display_path
 from ..diagnostic import Diagnostic
 from ..registry import Rule

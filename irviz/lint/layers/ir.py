@@ -6,7 +6,7 @@ from __future__ import annotations
 import networkx as nx
 
 from ...analyses import fork_wait as fw
-from ...frontends.loader import Target
+from ...frontends.records import Target
 from ..rules.fork_wait import ForkUnderTrace
 from ..rules.tracing import OutputIndependentOfInput, RandomOpInTrace
 from .context import RANDOM_OPS, LayerContext, _Findings, _forward_location, _split

@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 from ...analyses.graph_diff import first_divergence
-from ...frontends.retrace import parse_dynamic_dims, retrace
+from ...frontends.inputs import parse_dynamic_dims
+from ...frontends.retrace import retrace
 from ..rules.tracing import ShapeSpecializedTrace
 from .context import RANDOM_OPS, LayerContext, TargetRun, _Findings, _forward_location, _split
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ...frontends.capture import CapturedWarning
-from ...frontends.loader import Target
+from ...frontends.records import Target
 from ...paths import display_path
 from ..rules.passthrough import UnclassifiedTracerWarning
 from ..rules.scripting import LibraryTracerWarning

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 
 from ...analyses.graph_diff import canonical
-from ...frontends.retrace import parse_dynamic_dims
+from ...frontends.inputs import parse_dynamic_dims
 from ...frontends.variants import variants
 from ...frontends.verification import Outcome, Verification, lines_run, retrace_on, verify
 from ...paths import display_path

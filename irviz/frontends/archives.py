@@ -1,0 +1,102 @@
+"""Saved compiled models: TorchScript archives (``torch.jit.save``) and torch.export
+programs (``torch.export.save``, ``.pt2``), loaded as Targets, with a diagnosis of what a
+file that is neither actually is."""
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from irviz.errors import ModelLoadError
+from .records import LoadResult, Target
+from .user_code import quiet_output, quiet_torch_warnings
+
+__all__ = ["load_archive", "is_exported_archive", "load_exported", "has_export"]
+
+
+def has_export() -> bool:
+    return hasattr(torch, "export") and hasattr(torch.export, "export")
+
+
+def _archive_diagnosis(path: Path) -> str:
+    try:
+        size = path.stat().st_size
+        with open(path, "rb") as fh:
+            head = fh.read(4)
+    except OSError as exc:
+        return f"it cannot be read ({exc.strerror or exc})"
+    if size == 0:
+        return "the file is empty"
+    if not zipfile.is_zipfile(path):
+        if head.startswith(b"PK"):
+            return "the zip archive is truncated or corrupted"
+        if head[:1] == b"\x80":
+            return "it looks like a pickle (a legacy torch.save() file), not a zip archive"
+        return "it is not a zip archive"
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return "the zip archive is truncated or corrupted"
+    if any(n.endswith("/constants.pkl") or "/code/" in n for n in names):
+        return "torch could not read it (a damaged or incompatible archive?)"
+    if any(n.endswith("data.pkl") for n in names):
+        return "it looks like a torch.save() checkpoint (weights or a pickled module)"
+    return "the zip archive holds no TorchScript code"
+
+
+def _torch_said(exc: BaseException) -> str:
+    lines = [ln.strip() for ln in str(exc).strip().splitlines() if ln.strip()]
+    first = lines[0] if lines else type(exc).__name__
+    first = first.split(" This is an internal miniz error")[0]
+    return first
+
+
+def load_archive(location: str) -> LoadResult:
+    path = Path(location)
+    if is_exported_archive(path):  # torch.export.save: drawn in export mode
+        return LoadResult([Target(name=path.stem, obj=load_exported(location), kind="exported",
+                                  spec=location, source_file=path.resolve(), user_module=None)])
+    try:
+        with quiet_torch_warnings():
+            obj = torch.jit.load(str(path), map_location="cpu")
+    except Exception as exc:  # noqa: BLE001 - torch raises RuntimeError, ValueError, ...
+        raise ModelLoadError(
+            f"{location} is not a TorchScript archive: {_archive_diagnosis(path)}",
+            hint="irviz accepts only archives written by torch.jit.save() or ScriptModule.save(); "
+                 "for a checkpoint, give irviz the .py file that defines the model "
+                 "(e.g. model.py:make_model())",
+            detail=f"torch.jit.load said: {_torch_said(exc)}") from None
+    kind = "archive"
+    return LoadResult([Target(name=path.stem, obj=obj, kind=kind, spec=location,
+                              source_file=path.resolve(), user_module=None)])
+
+
+def is_exported_archive(path: Path) -> bool:
+    """A zip written by ``torch.export.save`` (its ``serialized_exported_program``)."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            return any("serialized_exported_program" in n or n.endswith("models/model.json")
+                       for n in zf.namelist())
+    except (zipfile.BadZipFile, OSError):
+        return False
+
+
+def load_exported(location: str) -> Any:
+    """The ExportedProgram a ``.pt2`` holds (torch.export.load: its own JSON format and
+    tensors, no pickled code)."""
+    if not has_export():
+        raise ModelLoadError(f"{location} is a torch.export program, and this torch "
+                             f"({torch.__version__}) has no torch.export")
+    try:
+        with quiet_output():
+            return torch.export.load(location)
+    except Exception as exc:  # noqa: BLE001
+        lines = [ln.strip() for ln in str(exc).splitlines() if ln.strip()]
+        raise ModelLoadError(
+            f"{location} could not be read as a torch.export program: "
+            f"{type(exc).__name__}: {lines[0] if lines else ''}",
+            hint="irviz reads .pt2 files written by torch.export.save(); one saved by a "
+                 "newer torch may need that torch") from None
