@@ -61,7 +61,7 @@ def load_archive(location: str) -> LoadResult:
                                   spec=location, source_file=path.resolve(), user_module=None)])
     try:
         with quiet_torch_warnings():
-            obj = torch.jit.load(str(path), map_location="cpu")
+            obj, unit = _jit_load(path)
     except Exception as exc:  # noqa: BLE001 - torch raises RuntimeError, ValueError, ...
         raise ModelLoadError(
             f"{location} is not a TorchScript archive: {_archive_diagnosis(path)}",
@@ -71,7 +71,20 @@ def load_archive(location: str) -> LoadResult:
             detail=f"torch.jit.load said: {_torch_said(exc)}") from None
     kind = "archive"
     return LoadResult([Target(name=path.stem, obj=obj, kind=kind, spec=location,
-                              source_file=path.resolve(), user_module=None)])
+                              source_file=path.resolve(), user_module=None,
+                              compilation_unit=unit)])
+
+
+def _jit_load(path: Path) -> tuple[Any, Any]:
+    """``torch.jit.load``, keeping the compilation unit it loads into: the archive's free
+    functions (``F.relu``) are found only there, and torch.jit.load drops it. Another
+    torch's private signature falls back to torch.jit.load (calls then stay unexpanded)."""
+    unit = torch._C.CompilationUnit()
+    try:
+        cpp = torch._C.import_ir_module(unit, str(path), torch.device("cpu"), {}, False)
+    except TypeError:
+        return torch.jit.load(str(path), map_location="cpu"), None
+    return torch.jit._recursive.wrap_cpp_module(cpp), unit
 
 
 def is_exported_archive(path: Path) -> bool:

@@ -36,6 +36,9 @@ class Target:
     source_file: Path | None
     #: the imported module (None for archives)
     user_module: types.ModuleType | None
+    #: a TorchScript archive's compilation unit: its free functions (``F.relu``,
+    #: ``F.batch_norm``) live there and nowhere else (None for other targets)
+    compilation_unit: object = None
 
 
 @dataclass

@@ -24,7 +24,8 @@ import torch
 from ..errors import GraphBuildError
 from ..frontends.capture import Capture
 from .model import demangle, tensor_info, value_info
-from .source import node_locations, source_line
+from .archive_debug import ArchiveDebugInfo
+from .source import is_library_file, node_locations, source_line, split_location
 
 #: call nesting deeper than this is not a real model (TorchScript forbids recursion)
 MAX_CALL_DEPTH = 200
@@ -140,6 +141,25 @@ class _Builder:
         self.G = nx.DiGraph()
         self.blocks: dict[str, dict] = {}
         self._python_cu = getattr(torch.jit._state, "_python_cu", None)
+        target = capture.target
+        #: an archive's own functions, and its debug info for the lines torch cannot name
+        self._archive_cu = getattr(target, "compilation_unit", None)
+        self._debug = (ArchiveDebugInfo(target.source_file)
+                       if target.kind == "archive" and target.source_file else None)
+
+    def _node_locations(self, node) -> tuple[str | None, str | None]:
+        """:func:`node_locations`, and for an archive's node whose range torch gives as
+        serialized code only (a function call), the original line from the archive's
+        debug info (see :mod:`irviz.ir.archive_debug`)."""
+        found = node_locations(node)
+        if found[0] is not None or self._debug is None:
+            return found
+        text = node.sourceRange()
+        original = self._debug.original(text) if text.startswith("Serialized") else None
+        if original is None:
+            return found
+        path = split_location(original)[0]
+        return original, (None if is_library_file(path) else original)
 
     # -- containers --------------------------------------------------------------
     def _container(self, cid: str, kind: str, parent: str | None, **meta) -> str:
@@ -261,7 +281,7 @@ class _Builder:
                 extra=None, inputs=None, locations=None):
         """``locations``: the node's ``node_locations``, when the caller read them already
         (torch formats a scripted node's source range anew on every call)."""
-        source, user_source = node_locations(node) if locations is None else locations
+        source, user_source = self._node_locations(node) if locations is None else locations
         inputs = _ins(node) if inputs is None else inputs
         refs = [self._lookup(env, v) for v in inputs]
         outputs = _outs(node)
@@ -339,7 +359,7 @@ class _Builder:
             self._add_op(node, nid, env, block, scope, fork, label=f"{name}()")
             return
         cls = _class_name(target.obj)
-        source, user_source = node_locations(node)
+        source, user_source = self._node_locations(node)
         cid = self._container(
             f"{nid}/call", "method", block, owner=None, call_site=nid, module=target.path,
             method=name, label=f"{target.path or '<root>'}: {cls}", depth=depth + 1,
@@ -359,17 +379,17 @@ class _Builder:
         args = _ins(node)
         fn_ref = self._lookup(env, args[0])
         fn = None
-        if isinstance(fn_ref, _FunctionRef) and self._python_cu is not None:
-            try:
-                fn = self._python_cu.find_function(fn_ref.qualname)
-            except RuntimeError:
-                fn = None
+        if isinstance(fn_ref, _FunctionRef):  # an archive's function is in its own unit
+            for unit in (self._archive_cu, self._python_cu):
+                fn = _find_function(unit, fn_ref.qualname)
+                if fn is not None:
+                    break
         short = fn_ref.qualname.rsplit(".", 1)[-1] if isinstance(fn_ref, _FunctionRef) else "fn"
         if fn is None or depth >= MAX_CALL_DEPTH:
             self._add_op(node, nid, env, block, scope, fork, label=f"{short}()",
                          inputs=args[1:])
             return
-        source, user_source = node_locations(node)
+        source, user_source = self._node_locations(node)
         cid = self._container(
             f"{nid}/call", "function", block, owner=None, call_site=nid, module=scope[0],
             method=short, label=f"{short}()", depth=depth + 1,
@@ -394,7 +414,7 @@ class _Builder:
 
     # -- control flow ------------------------------------------------------------
     def _if(self, node, nid, env, block, scope, fork, depth):
-        locations = node_locations(node)
+        locations = self._node_locations(node)
         self._add_op(node, nid, env, block, scope, fork, label="if",
                      extra={"code": source_line(locations[0])}, locations=locations)
         yields = []
@@ -408,7 +428,7 @@ class _Builder:
         self.G.nodes[nid]["branch_yields"] = [[self._ref_list(r) for r in b] for b in yields]
 
     def _loop(self, node, nid, env, block, scope, fork, depth):
-        locations = node_locations(node)
+        locations = self._node_locations(node)
         trip = node.inputsAt(0)
         trip_node = trip.node()
         if trip_node.kind() == "prim::Constant":
@@ -442,7 +462,7 @@ class _Builder:
         args = _ins(node)
         refs = [self._lookup(env, v) for v in args]
         value_args = [v for v, r in zip(args, refs) if isinstance(r, tuple)]
-        source, user_source = node_locations(node)
+        source, user_source = self._node_locations(node)
         self._add_op(node, nid, env, block, scope, fork, label="fork", inputs=value_args,
                      extra={"code": source_line(source)}, locations=(source, user_source))
         # module arguments are recorded too, so the callee is known
@@ -521,6 +541,16 @@ def _method_graph(module, name: str):
         return module._c._get_method(name).graph
     except (AttributeError, RuntimeError):
         return getattr(getattr(module, name, None), "graph", None)
+
+
+def _find_function(unit, qualname: str):
+    """The compiled function ``qualname`` of a compilation unit, or None."""
+    if unit is None:
+        return None
+    try:
+        return unit.find_function(qualname)
+    except RuntimeError:
+        return None
 
 
 def _child(module, name: str):

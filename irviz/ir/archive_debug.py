@@ -1,0 +1,140 @@
+"""The original source line of an archive's node that torch cannot name.
+
+A loaded archive's nodes carry two ranges: the original one (``File "model.py", line
+15``), which torch finds in the archive's debug info (``code/__torch__/X.py.debug_pkl``:
+byte offset of the serialized code -> original range), and the serialized one
+(``Serialized File "code/__torch__/X.py", line 14``). Torch looks the original up at the
+first byte of the node's serialized range. For a function call that byte is the
+callee's name, ``__torch__.torch.nn.functional.relu``, which the saver printed from a
+constant with no range: the call ``F.relu(...)`` reads as sourceless, although the debug
+info maps the very next byte, its ``(``, to ``F.relu`` in the user's file. This module
+reads the debug info the same way and takes the first range the node's serialized span
+holds, so such a call gets the line the live model gives it.
+
+The debug info is a pickle inside a file the user handed over: it is read with an
+unpickler that resolves no global but torch's typed-list markers, so it can build
+tuples, lists, numbers and strings only.
+"""
+from __future__ import annotations
+
+import bisect
+import io
+import pickle
+import re
+import zipfile
+from pathlib import Path
+
+__all__ = ["ArchiveDebugInfo"]
+
+_SERIALIZED = re.compile(r'Serialized\s+File "(.+?)", line (\d+)\n')
+
+
+def _same(data, *_):
+    return data
+
+
+#: the only globals torch's pickler writes into debug info: typed-list markers that
+#: return their data (``torch.jit._pickle.build_intlist``)
+_LIST_MARKERS = ("build_intlist", "build_doublelist", "build_boollist", "restore_type_tag")
+
+
+class _PlainData(pickle.Unpickler):
+    def find_class(self, module, name):  # noqa: D102 - plain data only
+        if module == "torch.jit._pickle" and name in _LIST_MARKERS:
+            return _same
+        raise pickle.UnpicklingError(f"debug info names a global ({module}.{name})")
+
+
+class _CodeFile:
+    """One serialized code file: its bytes and its debug ranges, by byte offset (torch
+    counts bytes, in the serialized code and in the original text alike)."""
+
+    def __init__(self, code: bytes, entries: list[tuple[int, tuple | None]]):
+        self.code = code
+        self.line_starts = [0] + [m.end() for m in re.finditer(b"\n", code)]
+        entries.sort(key=lambda e: e[0])
+        self.offsets = [e[0] for e in entries]
+        self.ranges = [e[1] for e in entries]
+
+    def original(self, line: int, col: int, width: int) -> str | None:
+        """The first original location the serialized span at ``line``, 0-based ``col``,
+        ``width`` bytes long (cut at the line's end), holds."""
+        if not 1 <= line <= len(self.line_starts):
+            return None
+        start = self.line_starts[line - 1] + col
+        end = self.code.find(b"\n", start)
+        end = min(len(self.code) if end < 0 else end, start + max(width, 1))
+        first = max(bisect.bisect_right(self.offsets, start) - 1, 0)
+        for i in range(first, len(self.offsets)):
+            if i > first and self.offsets[i] > end:
+                break
+            if self.ranges[i] is not None:
+                return _location(*self.ranges[i])
+        return None
+
+
+def _location(path: str, first_line: int, text: str, start: int) -> str:
+    before = text.encode("utf-8")[:start].decode("utf-8", "ignore")
+    line = first_line + before.count("\n")
+    col = len(before) - (before.rfind("\n") + 1) + 1
+    return f"{path}:{line}:{col}"
+
+
+def _decode(data: object) -> list[tuple[int, tuple | None]]:
+    """``[(offset, (path, first line, text, start) | None)]`` from either layout torch
+    writes: ``("FORMAT_WITH_STRING_TABLE", strings, entries)`` (torch >= 1.13), or the
+    entries alone with the text inline."""
+    strings: tuple = ()
+    entries = data
+    if isinstance(data, tuple) and len(data) == 3 and data[0] == "FORMAT_WITH_STRING_TABLE":
+        _, strings, entries = data
+    out = []
+    for entry in entries:
+        offset, ((text, path, first_line), start, _end) = entry[0], entry[1]
+        if strings:
+            text = "".join(strings[k] for k in text)
+            path = strings[path]
+        found = (path, int(first_line), text, int(start)) if text and path else None
+        out.append((int(offset), found))
+    return out
+
+
+class ArchiveDebugInfo:
+    """The debug info of one archive file, read lazily, one code file at a time."""
+
+    def __init__(self, archive: Path):
+        self.archive = archive
+        self._files: dict[str, _CodeFile | None] = {}
+
+    def original(self, range_text: str) -> str | None:
+        """``file:line:col`` of the original code behind a node's range text as
+        ``sourceRange()`` gives it (``Serialized File "code/...", line N``, the code, and
+        ``~`` under the node's columns), or None."""
+        m = _SERIALIZED.search(range_text)
+        if not m:
+            return None
+        marker = next((ln for ln in range_text[m.end():].splitlines()
+                       if ln.strip().startswith("~")), None)
+        if marker is None:
+            return None
+        col = marker.index("~")
+        code = self._code_file(m.group(1))
+        return code.original(int(m.group(2)), col, marker.count("~")) if code else None
+
+    def _code_file(self, name: str) -> _CodeFile | None:
+        if name not in self._files:
+            try:
+                self._files[name] = self._read(name)
+            except Exception:  # noqa: BLE001 - no or unreadable debug info: no line
+                self._files[name] = None
+        return self._files[name]
+
+    def _read(self, name: str) -> _CodeFile | None:
+        with zipfile.ZipFile(self.archive) as zf:
+            names = zf.namelist()
+            code = next((n for n in names if n == name or n.endswith("/" + name)), None)
+            if code is None or code + ".debug_pkl" not in names:
+                return None
+            text = zf.read(code)
+            raw = zf.read(code + ".debug_pkl")
+        return _CodeFile(text, _decode(_PlainData(io.BytesIO(raw)).load()))
