@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir.model import format_shape
+from ..ir.model import format_shape, is_library_call
 
 __all__ = ["DIFF", "Change", "Entry", "GraphDiff", "diff_status", "match_graphs",
            "union_graph"]
@@ -73,6 +73,9 @@ class Entry:
     #: a container entry: how many of its ops are listed inside it
     ops: int | None = None
     code: str | None = None  # the source line, for control flow
+    #: a torch.nn module or function call (:func:`~irviz.ir.model.is_library_call`)
+    #: standing for its ``ops`` unpaired ops, which are not listed: one entry
+    folded: bool = False
 
     @property
     def id(self) -> str:
@@ -84,6 +87,8 @@ class Entry:
                "inside": self.inside}
         if self.ops is not None:
             out["ops"] = self.ops
+        if self.folded:
+            out["folded"] = True
         return out
 
 
@@ -134,8 +139,8 @@ class GraphDiff:
         return {"left": left, "right": right}
 
     def counts(self) -> dict[str, int]:
-        return {"added": sum(1 for e in self.added if e.ops is None),
-                "removed": sum(1 for e in self.removed if e.ops is None),
+        return {"added": sum(1 for e in self.added if e.ops is None or e.folded),
+                "removed": sum(1 for e in self.removed if e.ops is None or e.folded),
                 "changed": len(self.changed), "same": self.same}
 
 
@@ -178,6 +183,9 @@ class _Side:
         self.pos: dict[str, int] = {}
         self.params: list[str] = []
         self.line: dict[str, int | None] = {}
+        #: the innermost place (file name, line): a library op's own line, which script
+        #: and trace agree on when one names the user's line and the other the library's
+        self.inner: dict[str, tuple[str, int] | None] = {}
         for i, (node, data) in enumerate(G.nodes(data=True)):
             self.pos[node] = i
             if data["kind"] == "prim::Param":
@@ -185,6 +193,9 @@ class _Side:
             elif data["kind"] != "prim::Return" and not data.get("hidden"):
                 self.own[data["block"]].append(node)
             self.line[node] = _line(data.get("user_source") or data.get("source"))
+            inner = data.get("source")
+            self.inner[node] = ((os.path.basename(inner.rsplit(":", 2)[0]), _line(inner))
+                                if inner and _line(inner) is not None else None)
         for cid, info in self.blocks.items():
             if info["parent"] is not None:
                 self.kids[info["parent"]].append(cid)
@@ -329,21 +340,31 @@ class _Matcher:
                 candidates = [n for c in other.subtree(counterpart) for n in other.own[c]
                               if c == counterpart or not self._matched_container(other, c)]
                 candidates.sort(key=other.pos.__getitem__)
-                done = self.rpairs if mine else self.pairs
-                candidates = [n for n in candidates if n not in done]
-                inner = [n for n in inner if n not in (self.pairs if mine else self.rpairs)]
-                ik = [(this.G.nodes[n]["kind"], this.line[n]) for n in inner]
-                ck = [(other.G.nodes[n]["kind"], other.line[n]) for n in candidates]
-                sm = difflib.SequenceMatcher(None, ik, ck, autojunk=False)
-                for block in sm.get_matching_blocks():
-                    for k in range(block.size):
-                        a, b = inner[block.a + k], candidates[block.b + k]
-                        if ik[block.a + k][1] is None:
-                            continue  # no line: nothing says it is the same op
-                        if mine:
-                            self.pair(a, b)
-                        else:
-                            self.pair(b, a)
+                # first on the user's line, then on the innermost one: a script names a
+                # library op by the library's line (linear.py:134), a trace by the
+                # user's line that called it, and both name the library's innermost
+                for place in ("line", "inner"):
+                    done = self.rpairs if mine else self.pairs
+                    candidates = [n for n in candidates if n not in done]
+                    inner = [n for n in inner if n not in (self.pairs if mine else self.rpairs)]
+                    self._pair_on_place(this, other, inner, candidates, place, mine)
+
+    def _pair_on_place(self, this: _Side, other: _Side, inner: list[str],
+                       candidates: list[str], place: str, mine: bool) -> None:
+        """Pair the nodes of a one-sided container with the candidates of the other side
+        that have their kind and place (``line`` or ``inner``), in order."""
+        ik = [(this.G.nodes[n]["kind"], getattr(this, place)[n]) for n in inner]
+        ck = [(other.G.nodes[n]["kind"], getattr(other, place)[n]) for n in candidates]
+        sm = difflib.SequenceMatcher(None, ik, ck, autojunk=False)
+        for block in sm.get_matching_blocks():
+            for k in range(block.size):
+                a, b = inner[block.a + k], candidates[block.b + k]
+                if ik[block.a + k][1] is None:
+                    continue  # no line: nothing says it is the same op
+                if mine:
+                    self.pair(a, b)
+                else:
+                    self.pair(b, a)
 
     def _matched_container(self, side: _Side, cid: str) -> bool:
         return cid in (self.cpairs if side is self.L else self.rcpairs)
@@ -438,8 +459,8 @@ def _changes(m: _Matcher, a: str, b: str) -> tuple[str, ...]:
             if not (L.G.nodes[pa[0]].get("hidden") and R.G.nodes[pb[0]].get("hidden")):
                 continue
             ca, cb = L.const(pa[0]), R.const(pb[0])
-            if ca != cb:
-                name = names[i] if i < len(names) else f"input {i}"
+            name = names[i] if i < len(names) else f"input {i}"
+            if ca != cb and not _spelled_alike(name, ca, cb):
                 ca, cb = (c.removeprefix(f"{name}: ") for c in (ca, cb))  # weight: 4×4
                 what.append(f"{name}: {ca} → {cb}")
     oa, ob = da["outputs"], db["outputs"]
@@ -449,6 +470,25 @@ def _changes(m: _Matcher, a: str, b: str) -> tuple[str, ...]:
             tag = "shape" if len(oa) == 1 else f"shape of output {i}"
             what.append(f"{tag}: {format_shape(x)} → {format_shape(y)}")
     return tuple(what)
+
+
+#: a trace writes booleans as integers
+_BOOL_AS_INT = {"False": "0", "True": "1"}
+#: arguments whose ``None`` (a script passes the schema's default) means the value a trace
+#: writes out: pinned memory off, the strided layout (0), the CPU the trace ran on
+_NONE_MEANS = {"pin_memory": ("0",), "layout": ("0",), "device": ("cpu",),
+               "non_blocking": ("0",)}
+
+
+def _spelled_alike(name: str, a: str, b: str) -> bool:
+    """Two folded constants that are one value printed two ways (``pin_memory: None`` and
+    ``0``): not a change."""
+    a, b = _BOOL_AS_INT.get(a, a), _BOOL_AS_INT.get(b, b)
+    if a == b:
+        return True
+    if "None" not in (a, b):
+        return False
+    return (b if a == "None" else a) in _NONE_MEANS.get(name, ())
 
 
 def _label(G: nx.DiGraph, node: str) -> str:
@@ -480,15 +520,32 @@ class _Lister:
             block = self.side.blocks[block]["parent"]
         return found
 
+    def _library_call(self, block: str) -> str | None:
+        """The outermost torch.nn module or function call around ``block``, if any."""
+        found = None
+        blocks = self.side.blocks
+        while block is not None:
+            if blocks[block]["kind"] in ("method", "function") and \
+                    is_library_call(blocks[block]):
+                found = block
+            block = blocks[block]["parent"]
+        return found
+
     def entries(self) -> list[Entry]:
         side = self.side
         G = side.G
         listed: list[tuple[int, Entry]] = []
         inside_count: dict[str, int] = {}
         where: dict[str, str | None] = {}      # one-sided top container -> entry id
+        #: torch's own calls with unpaired ops -> how many: one entry each, the ops unlisted
+        folded: dict[str, int] = {}
         for node, data in G.nodes(data=True):
             kind = data["kind"]
             if node in self.paired or kind == "prim::Return" or data.get("hidden"):
+                continue
+            library = self._library_call(data["block"])
+            if library is not None:
+                folded[library] = folded.get(library, 0) + 1
                 continue
             top = self._top_container(data["block"])
             inside = None
@@ -502,6 +559,24 @@ class _Lister:
             listed.append((side.pos[node], Entry(
                 self.status, kind, data["label"], data.get("scope") or "", _place(data),
                 *ids, inside=inside, code=data.get("code"))))
+        for cid, ops in folded.items():
+            info = side.blocks[cid]
+            top = self._top_container(info["parent"])
+            inside = None
+            if top is not None:
+                if top not in where:
+                    where[top] = self._container_entry(top)
+                inside = where[top]
+            ids = (cid, None) if self.mine else (None, cid)
+            first = min((side.pos[n] for c in side.subtree(cid) for n in side.own[c]),
+                        default=info.get("at", 0))
+            kind = "prim::CallMethod" if info["kind"] == "method" else "prim::CallFunction"
+            listed.append((first - 0.25, Entry(
+                self.status, kind, info["label"], self._scope_of(info["parent"]),
+                _place({"user_source": info.get("user_source"), "source": info.get("source")}),
+                *ids, inside=inside, ops=ops, folded=True)))
+            if inside is not None:
+                inside_count[inside] = inside_count.get(inside, 0) + ops
         out: list[tuple[int, Entry]] = []
         for top, entry_id in where.items():
             info = side.blocks[top]
@@ -537,6 +612,37 @@ class _Lister:
         return top
 
 
+def _library_changes(m: _Matcher, result: GraphDiff) -> list[Change]:
+    """A torch.nn call present on both sides whose insides differ (a script's checks and
+    untaken branches, a trace's lower-level op) is one change of that call, not an entry
+    per op of torch's code; a call on one side only stays one added/removed entry."""
+    ops: dict[str, list[int]] = {}   # left call -> [unpaired left ops, unpaired right ops]
+    keep_removed, keep_added = [], []
+    for e in result.removed:
+        if e.folded and e.left in m.cpairs:
+            ops.setdefault(e.left, [0, 0])[0] = e.ops
+        else:
+            keep_removed.append(e)
+    for e in result.added:
+        if e.folded and e.right in m.rcpairs:
+            ops.setdefault(m.rcpairs[e.right], [0, 0])[1] = e.ops
+        else:
+            keep_added.append(e)
+    result.removed, result.added = keep_removed, keep_added
+    out = []
+    for cid, (removed, added) in ops.items():
+        info, rinfo = m.L.blocks[cid], m.R.blocks[m.cpairs[cid]]
+        kind = "prim::CallMethod" if info["kind"] == "method" else "prim::CallFunction"
+        place = _place({"user_source": rinfo.get("user_source"),
+                        "source": rinfo.get("source")}) or _place(
+            {"user_source": info.get("user_source"), "source": info.get("source")})
+        scope = _Lister(m, m.L, "removed")._scope_of(info["parent"])
+        what = f"inside: {removed} op{'s' if removed != 1 else ''} left only, {added} right only"
+        out.append(Change(cid, m.cpairs[cid], kind, kind, info["label"], scope, place,
+                          (what,)))
+    return out
+
+
 def match_graphs(left: nx.DiGraph, right: nx.DiGraph) -> GraphDiff:
     """Pair the nodes and containers of two IR graphs and list what changed (see the
     module doc). Reads the graphs; writes nothing on them."""
@@ -549,6 +655,7 @@ def match_graphs(left: nx.DiGraph, right: nx.DiGraph) -> GraphDiff:
     result = GraphDiff(left, right, dict(m.pairs), dict(m.cpairs))
     result.removed = _Lister(m, m.L, "removed").entries()
     result.added = _Lister(m, m.R, "added").entries()
+    result.changed += _library_changes(m, result)
     for a in sorted(m.pairs, key=m.L.pos.__getitem__):
         b = m.pairs[a]
         if a == "out":

@@ -134,6 +134,22 @@ def value_info(value: torch._C.Value) -> dict:
             "shape": shape, "dtype": dtype}
 
 
+#: the packages whose modules are torch's own layers
+_LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
+
+
+def is_library_call(info: dict) -> bool:
+    """A call container (``G.graph["blocks"][cid]``) of a module torch itself defines
+    (``torch.nn``, and ``torch.ao.nn``'s quantized and fused modules; a ``torch.nn.functional``
+    function too), drawn as one box by default and reported as one entry by a diff - but
+    not the containers (Sequential, ModuleList, ModuleDict), which hold the user's own
+    modules."""
+    qual = (info.get("qualified_type") or "").removeprefix("__torch__.")
+    if qual.startswith("torch.nn.modules.container."):
+        return False
+    return qual.startswith(_LIBRARY_MODULES)
+
+
 def is_folded(data: dict, show_checks: bool = False) -> bool:
     """True for nodes the pictures fold into their consumers instead of drawing: the
     builder's ``hidden`` constants, the integer shape arithmetic that

@@ -26,7 +26,7 @@ from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.checks import CHECK, checks_at
 from ..analyses.traced_control_flow import python_method
 from ..analyses.unrolled_loops import unrolled_runs
-from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded
+from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
 from ..ir.source import split_location
 from ..paths import is_installed_library_file
 from ..perf import gc_paused
@@ -191,20 +191,6 @@ class DrawPlan:
     #: :mod:`~irviz.analyses.unrolled_loops`: the first and the last iteration are drawn on
     #: their own, the ones between are the roll node); ``rolls`` holds the runs of calls
     loops: Mapping[str, Mapping] = field(default_factory=lambda: MappingProxyType({}))
-
-
-_LIBRARY_MODULES = ("torch.nn.", "torch.ao.nn.")   # torch.ao.nn: quantized, intrinsic, qat
-
-
-def is_library_call(info: dict) -> bool:
-    """A call container (``G.graph["blocks"][cid]``) of a module torch itself defines
-    (``torch.nn``, and ``torch.ao.nn``'s quantized and fused modules), drawn as one box by
-    default - but not the containers (Sequential, ModuleList, ModuleDict), which hold the
-    user's own modules."""
-    qual = (info.get("qualified_type") or "").removeprefix("__torch__.")
-    if qual.startswith("torch.nn.modules.container."):
-        return False
-    return qual.startswith(_LIBRARY_MODULES)
 
 
 @functools.lru_cache(maxsize=1024)

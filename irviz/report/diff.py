@@ -47,8 +47,16 @@ def _ranked(diff: GraphDiff) -> list[tuple[float, str, object]]:
             step += 1
             rrank[b] = anchor + step / (10.0 * (1 + R.number_of_nodes()))
     out: list[tuple[float, str, object]] = []
-    for sign, entries, rank in (("-", diff.removed, lambda e: lpos.get(e.left)),
-                                ("+", diff.added, lambda e: rrank.get(e.right))):
+    def first_node(G, cid: str | None) -> str | None:
+        """A folded call's place: its first node (the entry names the container)."""
+        if cid is None or cid in G or cid not in G.graph["blocks"]:
+            return cid
+        return next((n for n, d in G.nodes(data=True)
+                     if d["block"] == cid or d["block"].startswith(cid + "/")), None)
+
+    for sign, entries, rank in (
+            ("-", diff.removed, lambda e: lpos.get(first_node(L, e.left))),
+            ("+", diff.added, lambda e: rrank.get(first_node(R, e.right)))):
         pending = []   # container entries: placed just before their first content
         for e in entries:
             r = rank(e)
@@ -61,7 +69,7 @@ def _ranked(diff: GraphDiff) -> list[tuple[float, str, object]]:
             out.append((r, sign, e))
         for c in pending:
             out.append((float("inf"), sign, c))
-    out += [(float(lpos[c.left]), "~", c) for c in diff.changed]
+    out += [(float(lpos[first_node(L, c.left)]), "~", c) for c in diff.changed]
     out.sort(key=lambda item: (item[0], "-~+".index(item[1])))
     return out
 
@@ -80,6 +88,8 @@ def _line(sign: str, record, depth: int) -> str:
         head = (f"{record.kind} → {record.right_kind}" if record.kind != record.right_kind
                 else record.kind)
         rest = [w for w in record.what if "::" not in w]
+        if record.kind in ("prim::CallMethod", "prim::CallFunction"):  # a torch.nn call
+            head = f"{head} {record.label}"
         text = f"{head}  {record.source or '?'}"
         return f"~ {indent}{text}" + (f"  ({'; '.join(rest)})" if rest else "")
     e: Entry = record
