@@ -227,3 +227,26 @@ def test_spelled_alike_is_not_too_lenient():
     assert not _spelled_alike("device", "None", "cuda:0")
     assert not _spelled_alike("dim", "None", "0")
     assert not _spelled_alike("alpha", "1", "2")
+
+
+def test_debug_info_reader_builds_plain_data_only(tmp_path):
+    """The debug info comes from the user's file: a pickle naming any global but torch's
+    list markers is refused (no line), never run."""
+    import pickle
+    import zipfile
+
+    from irviz.ir.archive_debug import ArchiveDebugInfo
+
+    marker = tmp_path / "ran"
+
+    class Evil:
+        def __reduce__(self):
+            return (open, (str(marker), "w"))
+
+    archive = tmp_path / "evil.pt"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("evil/code/__torch__/m.py", "x = f(y)\n")
+        zf.writestr("evil/code/__torch__/m.py.debug_pkl", pickle.dumps(Evil()))
+    text = 'Serialized   File "code/__torch__/m.py", line 1\nx = f(y)\n    ~ <--- HERE\n'
+    assert ArchiveDebugInfo(archive).original(text) is None
+    assert not marker.exists()
