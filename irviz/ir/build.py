@@ -15,7 +15,6 @@ DAG and every use has a definition.
 """
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
 import networkx as nx
@@ -25,11 +24,11 @@ from ..errors import GraphBuildError
 from ..frontends.capture import Capture
 from .model import demangle, tensor_info, value_info
 from .archive_debug import ArchiveDebugInfo
+from .graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child, find_function as
+                         _find_function, function_units, ins as _ins, method_graph as
+                         _method_graph, nodes_of as _nodes_of, outs as _outs, schema_arg_names
+                         as _schema_arg_names)
 from .source import is_library_file, node_locations, source_line, split_location
-
-#: call nesting deeper than this is not a real model (TorchScript forbids recursion)
-MAX_CALL_DEPTH = 200
-
 
 @dataclass(frozen=True)
 class _ModuleRef:
@@ -140,7 +139,6 @@ class _Builder:
         self.capture = capture
         self.G = nx.DiGraph()
         self.blocks: dict[str, dict] = {}
-        self._python_cu = getattr(torch.jit._state, "_python_cu", None)
         target = capture.target
         #: an archive's own functions, and its debug info for the lines torch cannot name
         self._archive_cu = getattr(target, "compilation_unit", None)
@@ -380,7 +378,7 @@ class _Builder:
         fn_ref = self._lookup(env, args[0])
         fn = None
         if isinstance(fn_ref, _FunctionRef):  # an archive's function is in its own unit
-            for unit in (self._archive_cu, self._python_cu):
+            for unit in function_units(self._archive_cu):
                 fn = _find_function(unit, fn_ref.qualname)
                 if fn is not None:
                     break
@@ -483,39 +481,6 @@ class _Builder:
         self.G.nodes[nid]["task_returns"] = [p for r in outs for p in self._ref_list(r)]
 
 
-def _nodes_of(return_node: torch._C.Node) -> list:
-    """The nodes of a graph or block, in order, walked back from its return node (3 us
-    for a small body against 9 us for iterating ``graph.nodes()``, measured; see
-    :func:`_ins`)."""
-    nodes = []
-    node = return_node.prev()
-    while node.kind() != "prim::Param":
-        nodes.append(node)
-        node = node.prev()
-    nodes.reverse()
-    return nodes
-
-
-def _blocks(node: torch._C.Node, count: int) -> list:
-    """The first ``count`` blocks of a node, without running its block iterator to the end
-    (which, as for :func:`_ins`, ends in a C++ exception: ~10 us)."""
-    blocks, out = node.blocks(), []
-    while len(out) < count and (block := next(blocks, None)) is not None:
-        out.append(block)
-    return out
-
-
-def _ins(node: torch._C.Node) -> list:
-    """A node's inputs. Indexing, not ``node.inputs()``: iterating torch's pybind lists ends
-    in a C++ ``stop_iteration`` exception, ~10 us per call (measured on BERT's IR)."""
-    return [node.inputsAt(i) for i in range(node.inputsSize())]
-
-
-def _outs(node: torch._C.Node) -> list:
-    """A node's outputs (see :func:`_ins`)."""
-    return [node.outputsAt(i) for i in range(node.outputsSize())]
-
-
 def _arg_names(node: torch._C.Node) -> list[str] | None:
     """Argument names from the operator schema, to label folded constants."""
     try:
@@ -525,42 +490,6 @@ def _arg_names(node: torch._C.Node) -> list[str] | None:
     if schema == "(no schema)":
         return None
     return _schema_arg_names(schema)
-
-
-@functools.lru_cache(maxsize=4096)
-def _schema_arg_names(schema: str) -> list[str] | None:
-    try:
-        return [a.name for a in torch._C.parse_schema(schema).arguments]
-    except RuntimeError:
-        return None
-
-
-def _method_graph(module, name: str):
-    """The graph of ``module.name`` for scripted, traced and loaded modules alike."""
-    try:
-        return module._c._get_method(name).graph
-    except (AttributeError, RuntimeError):
-        return getattr(getattr(module, name, None), "graph", None)
-
-
-def _find_function(unit, qualname: str):
-    """The compiled function ``qualname`` of a compilation unit, or None."""
-    if unit is None:
-        return None
-    try:
-        return unit.find_function(qualname)
-    except RuntimeError:
-        return None
-
-
-def _child(module, name: str):
-    modules = getattr(module, "_modules", None)
-    if modules is not None and name in modules:
-        return modules[name]
-    try:
-        return getattr(module, name)
-    except Exception:
-        return None
 
 
 def build_graph(capture: Capture) -> nx.DiGraph:
