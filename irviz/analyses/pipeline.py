@@ -17,6 +17,7 @@ from ..ir.build import build_graph
 from ..ir.build_export import build_export_graph
 from ..perf import gc_paused
 from .checks import annotate_checks
+from .compiled_shapes import annotate_compiled_shapes
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
 from .parallelism import annotate_parallelism
@@ -46,7 +47,8 @@ STEPS: tuple[Step, ...] = (
     Step("checks", annotate_checks, requires=("shape_arithmetic",)),
     Step("unrolled_loops", annotate_unrolled_loops),
     Step("runtime_shapes", annotate_runtime_shapes, needs_capture=True, runs_model=True),
-    Step("costs", annotate_costs, requires=("runtime_shapes",)),
+    Step("compiled_shapes", annotate_compiled_shapes, needs_capture=True),
+    Step("costs", annotate_costs, requires=("runtime_shapes", "compiled_shapes")),
     Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),
 )
 STEP_NAMES = tuple(step.name for step in STEPS)

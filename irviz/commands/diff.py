@@ -21,9 +21,9 @@ from .render import _say_warnings
 
 #: what `irviz diff --format` writes
 DIFF_FORMATS = ("text", "json", "svg", "html")
-#: the analyses a diff reads: shapes (scripted ones from the eager run); a picture reads
-#: every analysis, as `irviz render` does
-_TEXT_FACTS = ("runtime_shapes",)
+#: the analyses a diff reads: shapes (scripted ones from the eager run, compiled code's from
+#: its recorded run); a picture reads every analysis, as `irviz render` does
+_TEXT_FACTS = ("runtime_shapes", "compiled_shapes")
 
 EQUAL, DIFFERENT = 0, 1
 

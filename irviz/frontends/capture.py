@@ -28,6 +28,7 @@ import torch
 from ..errors import CaptureError, InputsError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
 from .adapters import CallAdapter
+from .compiled_run import CompiledRun, run_compiled
 from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .inputs import ExampleInputs
 from . import trace_graph
@@ -83,6 +84,9 @@ class Capture:
     #: a trace of a plain module tree: the traced graph without the TracedModule
     #: (:mod:`irviz.frontends.trace_graph`); None for every other capture
     trace_graph: Any = None
+    #: compiled code given example inputs (an archive, a ScriptModule or ScriptFunction):
+    #: the recorded run of an instrumented copy (:mod:`irviz.frontends.compiled_run`)
+    compiled_run: CompiledRun | None = None
     #: makes :attr:`compiled` the first time something needs to run it (a
     #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
@@ -480,6 +484,7 @@ def capture(target: Target, mode: str = "script",
     notes: list[str] = []
     eager: EagerRun | None = None
     adapter: CallAdapter | None = None
+    compiled_run: CompiledRun | None = None
     with recording_warnings(forward_source(target), target.source_file) as recorded:
         try:
             if target.kind == "archive":
@@ -508,7 +513,14 @@ def capture(target: Target, mode: str = "script",
                     _run_once(target, scripted, inputs)
                     notes.append(f"shapes not recorded: running the model raised {eager.error}")
             elif done in ("script", "archive") and inputs is not None:
-                _run_once(target, scripted, inputs)
+                # compiled code has no Python to run: an instrumented copy of it runs
+                # instead, and the real model only when the copy raised (bad inputs are
+                # told in the model's own terms)
+                compiled_run = run_compiled(scripted, inputs,
+                                            getattr(target, "compilation_unit", None))
+                if compiled_run.error:
+                    _run_once(target, scripted, inputs)
+                    notes.append(f"shapes not recorded: {compiled_run.error}")
         except CaptureError as exc:
             exc.warnings = list(recorded)
             raise
@@ -523,7 +535,7 @@ def capture(target: Target, mode: str = "script",
         make = _lazy_traced_module(adapter, _strict(adapter))
     return Capture(target=target, mode=done, compiled=scripted, inputs=inputs,
                    warnings=list(recorded), notes=notes, eager=eager, adapter=adapter,
-                   trace_graph=graph, _make_compiled=make)
+                   trace_graph=graph, compiled_run=compiled_run, _make_compiled=make)
 
 
 def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,

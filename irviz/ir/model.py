@@ -23,7 +23,9 @@ Node attributes (all JSON-serialisable):
                  ``models.0.cell_f``); ``scope_class`` its class name.
 ``block``        id of the owning container (see below).
 ``subgraph_of``  id of the innermost ``prim::fork`` whose task contains the node.
-``outputs``      list of ``{"name", "type", "shape", "dtype"}``, one per output.
+``outputs``      list of ``{"name", "type", "shape", "dtype"}``, one per output; a compiled
+                 run's record of a value in a loop adds ``runs`` (iterations) and, when
+                 the shape changed, ``shapes_seen`` (``[shape, dtype, count]`` each).
 ``inputs``       producer ids of each input, in order (a list per input: an
                  ``If`` output has one producer per branch); module values
                  are ``"module:<path>"``.
@@ -203,11 +205,25 @@ def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:
 
 
 def format_shape(info: dict) -> str | None:
-    """``3×4 float32`` style text for a value record, or None if unknown."""
+    """``3×4 float32`` style text for a value record, or None if unknown. A value a loop
+    computed once per iteration (a compiled run's record): ``3×4 float32 ×10``, and when its
+    shape changed, the first and the last: ``1×4…10×4 float32 ×10``."""
     shape, dtype = info.get("shape"), info.get("dtype")
-    if shape is None and dtype is None:
+    if shape is None and dtype is None and not info.get("shapes_seen"):
         return None
-    dims = "×".join("?" if d is None else str(d) for d in shape) if shape is not None else "?"
+    seen = info.get("shapes_seen")
+    if seen and len(seen) > 1:
+        dims = f"{_dims(seen[0][0])}…{_dims(seen[-1][0])}"
+    else:
+        dims = _dims(shape)
+    text = f"{dims} {dtype}" if dtype else dims
+    runs = info.get("runs")
+    return f"{text} ×{runs}" if runs and runs > 1 else text
+
+
+def _dims(shape: list | None) -> str:
+    if shape is None:
+        return "?"
     if shape == []:
-        dims = "scalar"
-    return f"{dims} {dtype}" if dtype else dims
+        return "scalar"
+    return "×".join("?" if d is None else str(d) for d in shape)

@@ -1,0 +1,68 @@
+"""Shapes for compiled code, from the capture's recorded run of it.
+
+An archive, a ScriptModule or a ScriptFunction has no Python to run eagerly (see
+:mod:`irviz.analyses.runtime_shapes` for the models that do). When example inputs exist, the
+capture ran an instrumented copy of the compiled code (:mod:`irviz.frontends.compiled_run`)
+whose records are keyed by the builder's own node ids. This step puts them where every
+shape goes: the node's ``outputs`` and, for a node with one tensor output, its edges.
+
+A value inside a loop took one shape per iteration: ``runs`` counts them (drawn ``3×4 ×10``),
+and when they differed, ``shape`` keeps the dimensions they agree on (``?×4``) and
+``shapes_seen`` lists each distinct one with its count. A value in a branch that did not
+run gets nothing. Shapes a graph already carries (a traced archive's inputs, parameters)
+are not overwritten.
+"""
+from __future__ import annotations
+
+import networkx as nx
+
+from ..frontends.capture import Capture
+
+#: the distinct shapes of one value kept on the graph (a loop that grows a tensor takes
+#: one per iteration; the picture shows the first and the last)
+MAX_SHAPES_SEEN = 16
+
+
+def annotate_compiled_shapes(G: nx.DiGraph, capture: Capture) -> None:
+    """Fill tensor shapes from the capture's recorded run of its compiled code."""
+    recorded = capture.compiled_run
+    if recorded is None or recorded.error:
+        return
+    filled: set[str] = set()
+    for (node, index), seen in recorded.values.items():
+        if node not in G:
+            continue
+        outputs = G.nodes[node]["outputs"]
+        if index >= len(outputs):
+            continue
+        info = outputs[index]
+        if info.get("shape") is not None and info.get("dtype") is not None \
+                and seen.runs == 1:
+            continue
+        shapes = [list(shape) for shape, _, _ in seen.shapes]
+        dtypes = {dtype for _, dtype, _ in seen.shapes}
+        info["shape"] = _common_dims(shapes)
+        info["dtype"] = dtypes.pop() if len(dtypes) == 1 else None
+        if seen.runs > 1:
+            info["runs"] = seen.runs
+        if len(seen.shapes) > 1:
+            kept = seen.shapes[:MAX_SHAPES_SEEN - 1] + seen.shapes[-1:]
+            info["shapes_seen"] = [[list(shape), dtype, count] for shape, dtype, count in kept]
+        filled.add(node)
+    for node in filled:
+        outputs = G.nodes[node]["outputs"]
+        tensors = [o for o in outputs if o.get("shape") is not None]
+        if len(outputs) != 1 or not tensors:
+            continue
+        for _, _, edge in G.out_edges(node, data=True):
+            if edge.get("shape") is None:
+                edge["shape"], edge["dtype"] = tensors[0]["shape"], tensors[0]["dtype"]
+
+
+def _common_dims(shapes: list[list[int]]) -> list[int | None] | None:
+    """The dimensions every recorded shape agrees on (None where they differ); None when
+    even the rank differs."""
+    first = shapes[0]
+    if any(len(s) != len(first) for s in shapes):
+        return None
+    return [d if all(s[i] == d for s in shapes) else None for i, d in enumerate(first)]
