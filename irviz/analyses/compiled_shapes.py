@@ -46,7 +46,8 @@ def annotate_compiled_shapes(G: nx.DiGraph, capture: Capture) -> None:
         if seen.runs > 1:
             info["runs"] = seen.runs
         if len(seen.shapes) > 1:
-            kept = seen.shapes[:MAX_SHAPES_SEEN - 1] + seen.shapes[-1:]
+            kept = seen.shapes if len(seen.shapes) <= MAX_SHAPES_SEEN \
+                else seen.shapes[:MAX_SHAPES_SEEN - 1] + seen.shapes[-1:]
             info["shapes_seen"] = [[list(shape), dtype, count] for shape, dtype, count in kept]
         filled.add(node)
     for node in filled:
