@@ -36,7 +36,8 @@ from ..ir.graph_walk import (MAX_CALL_DEPTH, child, find_function, function_unit
                              method_graph, nodes_of, outs)
 from .inputs import ExampleInputs
 
-__all__ = ["CompiledRun", "run_compiled", "Seen"]
+__all__ = ["CompiledRun", "Instrumented", "Seen", "instrument", "positional_inputs",
+           "run_compiled"]
 
 _OP = "irviz_probe::rec"
 _LIBRARY = None
@@ -185,11 +186,63 @@ class _Instrumenter:
             self.slots.append((nid, index))
 
 
-def _positional(compiled: Any, graph, inputs: ExampleInputs, is_module: bool) -> list:
+@dataclass
+class Instrumented:
+    """An instrumented copy of a compiled model's entry, ready to run (again: a benchmark
+    times its warm runs)."""
+
+    compiled: Any
+    function: Any
+    #: record id -> (node id, output index)
+    slots: list[tuple[str, int]]
+    instrument_s: float
+
+    def run(self, args: list) -> CompiledRun:
+        """One recorded run under ``no_grad``. The model's own errors come back as
+        :attr:`CompiledRun.error`."""
+        global _SINK
+        sink: list = []
+        start = time.perf_counter()
+        with _RUN_LOCK:
+            _SINK = sink
+            try:
+                with torch.no_grad():
+                    if isinstance(self.compiled, torch.jit.ScriptModule):
+                        self.function(self.compiled._c, *args)
+                    else:
+                        self.function(*args)
+            except Exception as exc:  # noqa: BLE001 - the model's own error, told by the caller
+                lines = str(exc).strip().splitlines()
+                return CompiledRun(slots=len(self.slots),
+                                   error=f"{type(exc).__name__}: {lines[-1] if lines else ''}")
+            finally:
+                _SINK = None
+        ran = time.perf_counter() - start
+        return CompiledRun(values=_collect(sink, self.slots), slots=len(self.slots),
+                           instrument_s=self.instrument_s, run_s=ran)
+
+
+def instrument(compiled: Any, archive_unit=None) -> Instrumented:
+    """An instrumented copy of ``compiled`` (a ScriptModule's ``forward`` or a
+    ScriptFunction); ``archive_unit``: an archive's compilation unit, where its functions
+    are. The user's graphs are only copied."""
+    start = time.perf_counter()
+    is_module = isinstance(compiled, torch.jit.ScriptModule)
+    copy = compiled.graph.copy()
+    instrumenter = _Instrumenter(archive_unit)
+    modules = {copy.param_node().outputsAt(0).unique(): compiled} if is_module else {}
+    _define_op()
+    instrumenter.graph(copy, "", modules, 0)
+    function = torch._C._create_function_from_graph("irviz_recorded_forward", copy)
+    return Instrumented(compiled, function, instrumenter.slots, time.perf_counter() - start)
+
+
+def positional_inputs(compiled: Any, inputs: ExampleInputs) -> list:
     """The example inputs in the graph's order (keyword inputs placed by name)."""
     if not inputs.kwargs:
         return list(inputs.args)
-    names = [v.debugName().split(".")[0] for v in graph.inputs()][1 if is_module else 0:]
+    is_module = isinstance(compiled, torch.jit.ScriptModule)
+    names = [v.debugName().split(".")[0] for v in compiled.graph.inputs()][int(is_module):]
     args = list(inputs.args)
     for name in names[len(args):]:
         if name not in inputs.kwargs:
@@ -199,41 +252,15 @@ def _positional(compiled: Any, graph, inputs: ExampleInputs, is_module: bool) ->
 
 
 def run_compiled(compiled: Any, inputs: ExampleInputs, archive_unit=None) -> CompiledRun:
-    """Run an instrumented copy of ``compiled`` (a ScriptModule's ``forward`` or a
-    ScriptFunction) on ``inputs`` and return what every tensor value was. Never raises for
-    the model's own errors: they come back as :attr:`CompiledRun.error` (the caller checks
-    the inputs on the real model)."""
-    global _SINK
-    is_module = isinstance(compiled, torch.jit.ScriptModule)
-    start = time.perf_counter()
+    """Run an instrumented copy of ``compiled`` on ``inputs`` and return what every tensor
+    value was. Never raises: what went wrong comes back as :attr:`CompiledRun.error` (the
+    caller checks the inputs on the real model, to tell them in the model's terms)."""
     try:
-        graph = compiled.graph
-        copy = graph.copy()
-        instrumenter = _Instrumenter(archive_unit)
-        modules = {copy.param_node().outputsAt(0).unique(): compiled} if is_module else {}
-        _define_op()
-        instrumenter.graph(copy, "", modules, 0)
-        function = torch._C._create_function_from_graph("irviz_recorded_forward", copy)
+        instrumented = instrument(compiled, archive_unit)
     except Exception as exc:  # noqa: BLE001 - an IR form the instrumentation does not know
         return CompiledRun(error=f"the compiled code could not be instrumented "
                                  f"({type(exc).__name__}: {str(exc).strip().splitlines()[0]})")
-    instrumented = time.perf_counter()
-    args = _positional(compiled, graph, inputs, is_module)
-    sink: list = []
-    with _RUN_LOCK:
-        _SINK = sink
-        try:
-            with torch.no_grad():
-                function(compiled._c, *args) if is_module else function(*args)
-        except Exception as exc:  # noqa: BLE001 - the model's own error, told by the caller
-            lines = str(exc).strip().splitlines()
-            return CompiledRun(slots=len(instrumenter.slots),
-                               error=f"{type(exc).__name__}: {lines[-1] if lines else ''}")
-        finally:
-            _SINK = None
-    ran = time.perf_counter()
-    return CompiledRun(values=_collect(sink, instrumenter.slots), slots=len(instrumenter.slots),
-                       instrument_s=instrumented - start, run_s=ran - instrumented)
+    return instrumented.run(positional_inputs(compiled, inputs))
 
 
 def _collect(sink: list, slots: list[tuple[str, int]]) -> dict[tuple[str, int], Seen]:
