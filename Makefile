@@ -43,6 +43,7 @@ demo: setup
 	$(IRVIZ) render samples/lstm_ensemble.py --mode trace -o $(DEMO)/trace/
 	$(PY) samples/make_archive.py $(DEMO)/archive/wrapped_rnn.pt
 	$(IRVIZ) render $(DEMO)/archive/wrapped_rnn.pt -o $(DEMO)/archive/wrapped_rnn.svg
+	$(IRVIZ) render $(DEMO)/archive/wrapped_rnn.pt --inputs "torch.rand(10, 3, 4)" -o $(DEMO)/archive/wrapped_rnn.shapes.svg
 	$(IRVIZ) render samples/rnn_loop.py:WrapRNN --format json -o $(DEMO)/WrapRNN.json
 	$(IRVIZ) render samples/decision_gate.py:MyCell --mode trace --lint -o $(DEMO)/trace/decision_gate.MyCell.lint.svg
 	$(IRVIZ) report samples/lstm_ensemble.py -o $(DEMO)/parallelism.md
