@@ -353,3 +353,21 @@ def test_report_with_calibrate_times_only_the_serial_baseline():
     assert ("forked at once ran there: " in text) == bool(faster)
     for s in faster:
         assert f"{s['pool_speed']:.2f}× " in text
+
+
+def test_the_deploy_advice_never_recommends_a_predicted_slowdown():
+    from irviz.report.parallelism import deploy_sentence
+
+    for spec in ("fork_basics.py:example", "lstm_ensemble.py:LSTMEnsemble"):
+        t = build_report([one(spec)])["targets"][0]
+        sentence = deploy_sentence(t)
+        best = max(p["predicted_speedup"] for p in t["predictions"])
+        if best <= 1.0:
+            assert sentence.startswith("The forks do not pay at this size"), sentence
+            assert f"{best:.2f}×" in sentence
+        else:
+            m = re.search(r"\(([\d.]+)× over the serial model", sentence)
+            assert sentence.startswith("Deploy with") and m and float(m.group(1)) > 1.0
+    # the seed's small example is predicted a slowdown at every setting
+    t = build_report([one("fork_basics.py:example")])["targets"][0]
+    assert deploy_sentence(t).startswith("The forks do not pay")

@@ -148,10 +148,20 @@ def deploy_sentence(t: dict) -> str | None:
         return (f"Deploy with {where}: predicted fastest ({best_s * 1000:.1f} ms, "
                 f"{s['predicted_speedup']:.2f}× over the serial baseline there; calibrated "
                 "on this machine, --measure to confirm).")
-    preds = [p for p in t.get("predictions", []) if p.get("forked_time")]
+    preds = [p for p in t.get("predictions", []) if p.get("forked_time")
+             and p.get("predicted_speedup")]
     if not preds:
         return None
-    _, p = _pick([(p["forked_time"], p) for p in preds])
+    # the serial model at each setting is an option too: never advise a predicted slowdown
+    options = [(p["forked_time"], "forked", p) for p in preds]
+    options += [(p["forked_time"] * p["predicted_speedup"], "serial", p) for p in preds]
+    _, which, p = _pick(options)
+    if which == "serial" or p["predicted_speedup"] <= 1.0:
+        best = max(preds, key=lambda q: q["predicted_speedup"])
+        return ("The forks do not pay at this size: no thread setting is predicted to beat "
+                f"the serial model (best {best['predicted_speedup']:.2f}× at intra-op "
+                f"{best['intra_op']} and inter-op {best['inter_op']} threads; static estimate, "
+                "--measure to check on this machine).")
     return (f"Deploy with intra-op {p['intra_op']} and inter-op {p['inter_op']} threads: "
             f"predicted fastest ({p['predicted_speedup']:.2f}× over the serial model there; "
             "static estimate, --calibrate for one from this machine).")
