@@ -22,6 +22,7 @@ from .errors import CaptureError
 from .frontends.capture import MODES, Capture, capture
 from .frontends.inputs import ExampleInputs, resolve_inputs
 from .frontends.loader import LoadResult, Target, load, target_of
+from .frontends.overloads import overload_names
 from .progress import Stages
 
 __all__ = ["Workspace"]
@@ -72,9 +73,17 @@ class Workspace:
         """``what`` as targets: a spec string, a Target, or a model object."""
         if isinstance(what, Target):
             return [what]
-        if isinstance(what, str):
-            return list(self.load(what).targets)
-        return [target_of(what)]
+        targets = list(self.load(what).targets) if isinstance(what, str) else [target_of(what)]
+        return [one for target in targets for one in self._overloads(target)]
+
+    def _overloads(self, target: Target) -> list[Target]:
+        """An overloaded ``forward`` (a scripted ``nn.LSTM``) with no inputs to choose: one
+        view per overload (``lstm.forward__1``). With inputs, the capture draws the one
+        they select."""
+        names = overload_names(target.obj) if target.entry is None else []
+        if not names or self.inputs_for(target) is not None:
+            return [target]
+        return [replace(target, name=f"{target.name}.{name}", entry=name) for name in names]
 
     def inputs_for(self, target: Target) -> ExampleInputs | None:
         """The example inputs of ``target`` (evaluated once: random inputs stay the same

@@ -29,6 +29,8 @@ from ..errors import CaptureError, InputsError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
 from .adapters import CallAdapter
 from .compiled_run import CompiledRun, run_compiled
+from .overloads import (ENTRY, entry_callable, entry_graph, overload_names, overload_note,
+                        select_overload)
 from .eager_run import EagerRun, LineRecorder, run_eagerly
 from .inputs import ExampleInputs
 from . import trace_graph
@@ -87,6 +89,9 @@ class Capture:
     #: compiled code given example inputs (an archive, a ScriptModule or ScriptFunction):
     #: the recorded run of an instrumented copy (:mod:`irviz.frontends.compiled_run`)
     compiled_run: CompiledRun | None = None
+    #: the method drawn and run: ``forward``, or the overload of an overloaded one
+    #: (:mod:`irviz.frontends.overloads`)
+    entry: str = ENTRY
     #: makes :attr:`compiled` the first time something needs to run it (a
     #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
@@ -104,11 +109,12 @@ class Capture:
         """Run the compiled model on ``inputs`` (default: the capture's own). A trace takes
         the inputs the way it was traced: every one positionally."""
         inputs = inputs if inputs is not None else self.inputs
+        run = entry_callable(self.scripted, self.entry)
         if inputs is None:
-            return self.scripted()
+            return run()
         if self.adapter is not None:
-            return self.scripted(*inputs.flat)
-        return inputs.call(self.scripted)
+            return run(*inputs.flat)
+        return inputs.call(run)
 
     def run_python(self, inputs: ExampleInputs) -> Any:
         """Run the model's Python on ``inputs``, with its outputs as :meth:`run` gives them."""
@@ -149,7 +155,7 @@ class Capture:
         graph, whose inputs after the model's are its parameters and buffers)."""
         if self.trace_graph is not None:
             return self.trace_graph.graph
-        return self.scripted.graph
+        return entry_graph(self.scripted, self.entry)
 
 
 def _is_torch_frame(filename: str) -> bool:
@@ -441,11 +447,11 @@ def raised(exc: BaseException) -> tuple[str, str]:
     return (m.group(1), m.group(2)) if m else (type(exc).__name__, last)
 
 
-def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
+def _run_once(target: Target, scripted: Any, inputs: ExampleInputs, entry: str = ENTRY) -> None:
     """Example inputs that the compiled model cannot run are a user error, found early."""
     try:
         with torch.no_grad():
-            inputs.call(scripted)
+            inputs.call(entry_callable(scripted, entry))
     except Exception as exc:  # the model's own error, reported in its terms
         text = str(exc).strip()
         where = _user_location(text)
@@ -459,6 +465,21 @@ def _run_once(target: Target, scripted: Any, inputs: ExampleInputs) -> None:
             if "\n" in text else None)
         error.raised_on_inputs = True
         raise error from None
+
+
+def _entry(target: Target, scripted: Any, inputs: ExampleInputs | None,
+           notes: list[str]) -> str:
+    """The method drawn: ``forward``, the overload the Workspace chose for this view
+    (``Target.entry``), or the one the inputs select."""
+    names = overload_names(scripted) if isinstance(scripted, torch.jit.ScriptModule) else []
+    if not names:
+        return ENTRY
+    if target.entry in names:
+        method, note = target.entry, overload_note(scripted, names, target.entry)
+    else:
+        method, note = select_overload(scripted, names, inputs, target.spec)
+    notes.append(note)
+    return method
 
 
 def _runs_python(target: Target) -> bool:
@@ -485,6 +506,7 @@ def capture(target: Target, mode: str = "script",
     eager: EagerRun | None = None
     adapter: CallAdapter | None = None
     compiled_run: CompiledRun | None = None
+    entry = ENTRY
     with recording_warnings(forward_source(target), target.source_file) as recorded:
         try:
             if target.kind == "archive":
@@ -503,6 +525,8 @@ def capture(target: Target, mode: str = "script",
                         raise
                     notes.append(f"scripting failed ({exc.message}); traced instead")
                     (scripted, eager, adapter), done = _trace(target, inputs), "trace"
+            if done in ("script", "archive"):
+                entry = _entry(target, scripted, inputs, notes)
             if done == "script" and inputs is not None and _runs_python(target):
                 # one forward, not two: the model's Python run records shapes and lines,
                 # and inputs it takes need no second check on the compiled model (on a
@@ -510,16 +534,16 @@ def capture(target: Target, mode: str = "script",
                 # when the Python raised, to tell bad inputs from a model TorchScript runs
                 eager = run_eagerly(target.obj, inputs)
                 if eager.error:
-                    _run_once(target, scripted, inputs)
+                    _run_once(target, scripted, inputs, entry)
                     notes.append(f"shapes not recorded: running the model raised {eager.error}")
             elif done in ("script", "archive") and inputs is not None:
                 # compiled code has no Python to run: an instrumented copy of it runs
                 # instead, and the real model only when the copy raised (bad inputs are
                 # told in the model's own terms)
                 compiled_run = run_compiled(scripted, inputs,
-                                            getattr(target, "compilation_unit", None))
+                                            getattr(target, "compilation_unit", None), entry)
                 if compiled_run.error:
-                    _run_once(target, scripted, inputs)
+                    _run_once(target, scripted, inputs, entry)
                     notes.append(f"shapes not recorded: {compiled_run.error}")
         except CaptureError as exc:
             exc.warnings = list(recorded)
@@ -535,7 +559,8 @@ def capture(target: Target, mode: str = "script",
         make = _lazy_traced_module(adapter, _strict(adapter))
     return Capture(target=target, mode=done, compiled=scripted, inputs=inputs,
                    warnings=list(recorded), notes=notes, eager=eager, adapter=adapter,
-                   trace_graph=graph, compiled_run=compiled_run, _make_compiled=make)
+                   trace_graph=graph, compiled_run=compiled_run, entry=entry,
+                   _make_compiled=make)
 
 
 def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,

@@ -100,6 +100,24 @@ def _is_tensor(value) -> bool:
     return kind == "OptionalType" and ty.getElementType().kind() == "TensorType"
 
 
+def _may_be_uninitialized(value, depth: int = 0) -> bool:
+    """A value TorchScript's early-exit rewrite leaves uninitialized on a path that returned
+    or raised (``prim::Uninitialized``, or an ``if``/loop output one of whose blocks yields
+    one): reading it from Python fails, so it is not recorded."""
+    node = value.node()
+    kind = node.kind()
+    if kind == "prim::Uninitialized":
+        return True
+    if kind not in ("prim::If", "prim::Loop") or depth > 20:
+        return False
+    index = value.offset() + (1 if kind == "prim::Loop" else 0)   # a loop body yields cond first
+    for block in node.blocks():
+        yielded = block.returnNode().inputsAt(index)
+        if _may_be_uninitialized(yielded, depth + 1):
+            return True
+    return False
+
+
 class _Instrumenter:
     """Inserts the recording ops into copies of the graphs, in the builder's walk."""
 
@@ -174,7 +192,7 @@ class _Instrumenter:
     def _record_outputs(self, g, node, nid: str) -> None:
         anchor = node
         for index, value in enumerate(outs(node)):
-            if not _is_tensor(value):
+            if not _is_tensor(value) or _may_be_uninitialized(value):
                 continue
             const = g.create("prim::Constant")
             const.i_("value", len(self.slots))
@@ -222,13 +240,13 @@ class Instrumented:
                            instrument_s=self.instrument_s, run_s=ran)
 
 
-def instrument(compiled: Any, archive_unit=None) -> Instrumented:
+def instrument(compiled: Any, archive_unit=None, entry: str = "forward") -> Instrumented:
     """An instrumented copy of ``compiled`` (a ScriptModule's ``forward`` or a
     ScriptFunction); ``archive_unit``: an archive's compilation unit, where its functions
     are. The user's graphs are only copied."""
     start = time.perf_counter()
     is_module = isinstance(compiled, torch.jit.ScriptModule)
-    copy = compiled.graph.copy()
+    copy = (compiled.graph if entry == "forward" else compiled._c._get_method(entry).graph).copy()
     instrumenter = _Instrumenter(archive_unit)
     modules = {copy.param_node().outputsAt(0).unique(): compiled} if is_module else {}
     _define_op()
@@ -237,30 +255,35 @@ def instrument(compiled: Any, archive_unit=None) -> Instrumented:
     return Instrumented(compiled, function, instrumenter.slots, time.perf_counter() - start)
 
 
-def positional_inputs(compiled: Any, inputs: ExampleInputs) -> list:
-    """The example inputs in the graph's order (keyword inputs placed by name)."""
-    if not inputs.kwargs:
-        return list(inputs.args)
+def positional_inputs(compiled: Any, inputs: ExampleInputs, entry: str = "forward") -> list:
+    """The example inputs in the graph's order, keyword inputs placed by name and the
+    schema's defaults filled in (a function made from a graph has no defaults: nn.LSTM's
+    ``hx=None``)."""
     is_module = isinstance(compiled, torch.jit.ScriptModule)
-    names = [v.debugName().split(".")[0] for v in compiled.graph.inputs()][int(is_module):]
+    schema = compiled._c._get_method(entry).schema if is_module else compiled.schema
+    params = list(schema.arguments)[int(is_module):]
     args = list(inputs.args)
-    for name in names[len(args):]:
-        if name not in inputs.kwargs:
+    for param in params[len(args):]:
+        if param.name in inputs.kwargs:
+            args.append(inputs.kwargs[param.name])
+        elif param.has_default_value():
+            args.append(param.default_value)
+        else:
             break
-        args.append(inputs.kwargs[name])
     return args
 
 
-def run_compiled(compiled: Any, inputs: ExampleInputs, archive_unit=None) -> CompiledRun:
+def run_compiled(compiled: Any, inputs: ExampleInputs, archive_unit=None,
+                 entry: str = "forward") -> CompiledRun:
     """Run an instrumented copy of ``compiled`` on ``inputs`` and return what every tensor
     value was. Never raises: what went wrong comes back as :attr:`CompiledRun.error` (the
     caller checks the inputs on the real model, to tell them in the model's terms)."""
     try:
-        instrumented = instrument(compiled, archive_unit)
+        instrumented = instrument(compiled, archive_unit, entry)
     except Exception as exc:  # noqa: BLE001 - an IR form the instrumentation does not know
         return CompiledRun(error=f"the compiled code could not be instrumented "
                                  f"({type(exc).__name__}: {str(exc).strip().splitlines()[0]})")
-    return instrumented.run(positional_inputs(compiled, inputs))
+    return instrumented.run(positional_inputs(compiled, inputs, entry))
 
 
 def _collect(sink: list, slots: list[tuple[str, int]]) -> dict[tuple[str, int], Seen]:

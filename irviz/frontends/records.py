@@ -1,7 +1,7 @@
 """The records every frontend shares, at the bottom of ``frontends/``.
 
 ``frontends/`` imports in one direction: records -> user_code -> inputs -> adapters ->
-archives -> loader -> eager_run / trace_graph -> export / compiled_run -> capture ->
+archives -> loader -> overloads -> eager_run / trace_graph -> export / compiled_run -> capture ->
 retrace / variants -> verification. A module imports only what sits below it
 (``tests/test_frontends_layering.py`` checks it).
 """
@@ -39,6 +39,9 @@ class Target:
     #: a TorchScript archive's compilation unit: its free functions (``F.relu``,
     #: ``F.batch_norm``) live there and nowhere else (None for other targets)
     compilation_unit: object = None
+    #: the method to draw when ``forward`` is overloaded (``forward__1``): the Workspace
+    #: makes one target per overload when no inputs choose one; None otherwise
+    entry: str | None = None
 
 
 @dataclass

@@ -1,0 +1,68 @@
+"""Overloaded forwards: torch's recurrent layers script into forward__0 / forward__1 and no
+``forward``; irviz draws the overload the inputs select, or each one without inputs."""
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+import torch
+from click.testing import CliRunner
+from torch.nn.utils.rnn import pack_padded_sequence
+
+from irviz.api import visualize
+from irviz.cli import main
+from irviz.frontends.inputs import ExampleInputs
+from irviz.frontends.overloads import overload_names, select_overload
+
+
+@pytest.mark.parametrize("layer", [torch.nn.LSTM, torch.nn.GRU, torch.nn.RNN])
+def test_a_scripted_recurrent_layer_draws_the_overload_its_inputs_select(layer):
+    scripted = torch.jit.script(layer(4, 8))
+    with pytest.raises(RuntimeError, match="Method 'forward' is not defined"):
+        scripted.graph   # what irviz used to report as an internal error
+    [view] = visualize(scripted, inputs=(torch.rand(5, 2, 4),))
+    assert view.capture.entry == "forward__0"
+    assert any("the overload these inputs select" in n for n in view.capture.notes)
+    G = view.graph
+    kind = {"LSTM": "aten::lstm", "GRU": "aten::gru", "RNN": "aten::rnn_tanh"}[layer.__name__]
+    ops = [d for _, d in G.nodes(data=True) if d["kind"] == kind]
+    assert ops and [d["outputs"][0]["shape"] for d in ops] == [[5, 2, 8]]
+    # the same layer as Python, scripted by irviz
+    [view] = visualize(layer(4, 8), inputs=(torch.rand(5, 2, 4),))
+    assert view.capture.entry == "forward__0" and view.graph.number_of_nodes() > 20
+
+
+def test_a_packed_sequence_selects_the_other_overload():
+    scripted = torch.jit.script(torch.nn.LSTM(4, 8))
+    packed = pack_padded_sequence(torch.rand(5, 2, 4), torch.tensor([5, 3]))
+    name, note = select_overload(scripted, overload_names(scripted),
+                                 ExampleInputs((packed,)), "lstm")
+    assert name == "forward__1" and "PackedSequence input" in note
+
+
+def test_without_inputs_each_overload_is_a_view_and_bad_inputs_are_a_user_error(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        lstm = torch.jit.script(torch.nn.LSTM(4, 8))
+    """))
+    result = CliRunner().invoke(main, ["render", str(model), "-o", f"{tmp_path}/"])
+    assert result.exit_code == 0, result.stderr
+    assert sorted(p.name for p in tmp_path.glob("*.svg")) == [
+        "rnns.lstm.forward__0.svg", "rnns.lstm.forward__1.svg"]
+    assert "drawn: forward__1(PackedSequence input" in result.stderr
+    assert "internal error" not in result.stderr
+    result = CliRunner().invoke(main, ["render", f"{model}:lstm", "--inputs",
+                                       "torch.rand(5, 2, 4), torch.rand(3)", "-o", "-"])
+    assert result.exit_code == 2, result.output
+    assert "no overload takes these inputs" in result.stderr
+    assert "forward__0(Tensor input" in result.stderr
+
+
+def test_an_archive_of_a_recurrent_layer_renders(tmp_path):
+    path = tmp_path / "gru.pt"
+    torch.jit.script(torch.nn.GRU(4, 8, batch_first=True)).save(str(path))
+    [view] = visualize(str(path), inputs=(torch.rand(2, 5, 4),))
+    gru = [d for _, d in view.graph.nodes(data=True) if d["kind"] == "aten::gru"]
+    assert gru and gru[0]["outputs"][0]["shape"] == [2, 5, 8]
+    assert len(visualize(str(path))) == 2
