@@ -22,7 +22,8 @@ import torch
 
 from ..errors import GraphBuildError
 from ..frontends.capture import Capture
-from .model import demangle, tensor_info, value_info
+from .model import (CONSTANT_KINDS, OPTIMIZED_OP_LABELS, constant_name, demangle, tensor_info,
+                    value_info)
 from .archive_debug import ArchiveDebugInfo
 from .graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child, find_function as
                          _find_function, function_units, ins as _ins, method_graph as
@@ -287,7 +288,8 @@ class _Builder:
         attrs = {name: _attr_repr(node, name, None) for name in node.attributeNames()}
         scope_path, scope_class = scope
         self.G.add_node(
-            nid, kind=kind, label=label or kind.split("::")[-1], source=source,
+            nid, kind=kind, label=label or OPTIMIZED_OP_LABELS.get(kind) or kind.split("::")[-1],
+            source=source,
             arg_names=_arg_names(node),
             user_source=user_source, scope=scope_path, scope_class=scope_class, block=block,
             subgraph_of=fork, outputs=[value_info(o) for o in outputs],
@@ -310,10 +312,17 @@ class _Builder:
     def _walk_node(self, node, nid, env, block, scope, fork, depth):
         kind = node.kind()
         scope_t = scope  # (module path, class name)
-        if kind == "prim::Constant":
+        if kind in CONSTANT_KINDS:
             out = node.output()
             if out.type().kind() == "FunctionType":
                 env[out.unique()] = _FunctionRef(out.type().annotation_str)  # exact name: looked up
+                return
+            tensor = node.t("value") if node.hasAttribute("value") \
+                and node.kindOf("value") == "t" else None
+            if tensor is not None and tensor.numel() != 1:  # a frozen weight: its name
+                self._add_op(node, nid, env, block, scope_t, fork, hidden=True,
+                             label=constant_name(out.debugName()))
+                self.G.nodes[nid]["outputs"] = [{**tensor_info(tensor), "type": "Tensor"}]
                 return
             value = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
             self._add_op(node, nid, env, block, scope_t, fork, label=value, hidden=True)

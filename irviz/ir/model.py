@@ -108,8 +108,49 @@ IF_KIND, LOOP_KIND = "prim::If", "prim::Loop"
 #: op kinds that choose one of their blocks, and the ones that run a block repeatedly
 CHOICE_KINDS = (IF_KIND, "higher_order::cond")
 LOOP_KINDS = (LOOP_KIND, "higher_order::while_loop", "higher_order::scan", "higher_order::map")
-#: node kinds that only carry a value into their consumers
-CONSTANT_KINDS = ("prim::Constant",)
+#: node kinds that only carry a value into their consumers (``optimize_for_inference``
+#: turns frozen weights into MKLDNN constants)
+CONSTANT_KINDS = ("prim::Constant", "prim::ConstantMKLDNNTensor")
+
+#: readable names of the ops freezing and the inference/mobile optimizations put in
+OPTIMIZED_OP_LABELS = {
+    "prim::mkldnn_convolution": "conv (mkldnn)",
+    "aten::mkldnn_convolution": "conv (mkldnn)",
+    "aten::to_mkldnn": "to mkldnn layout",
+    "aten::to_dense": "to dense layout",
+    "prim::BroadcastMKLDNNTensors": "broadcast (mkldnn)",
+    "prim::MKLDNNGroup": "mkldnn group",
+    "prim::MKLDNNHardSwish": "hardswish (mkldnn)",
+    "prim::MKLDNNHardSigmoid": "hardsigmoid (mkldnn)",
+    "prim::MKLDNNHardTanh": "hardtanh (mkldnn)",
+    "prim::MKLDNNLayerNorm": "layer_norm (mkldnn)",
+    "prim::MKLDNNScalarMul": "mul (mkldnn)",
+    "prepacked::conv2d_clamp_run": "conv2d (prepacked, clamp)",
+    "prepacked::conv2d_transpose_clamp_run": "conv_transpose2d (prepacked, clamp)",
+    "prepacked::linear_clamp_run": "linear (prepacked, clamp)",
+    "prepacked::conv2d_clamp_prepack": "prepack conv2d",
+    "prepacked::linear_clamp_prepack": "prepack linear",
+    "prim::linear_prepack": "prepack linear",
+    "prim::conv2d_prepack": "prepack conv2d",
+    "quantized::linear_dynamic": "linear (dynamic quantized)",
+}
+
+
+def constant_name(debug_name: str) -> str:
+    """A frozen weight's label from its value name: ``self.layer1.conv1.weight_fused_bn.1``
+    -> ``layer1.conv1.weight (bn folded)``; ``..._mkldnn`` -> ``(mkldnn)``."""
+    name = debug_name.removeprefix("self.")
+    notes = []
+    if name.endswith("_mkldnn"):
+        name, notes = name[:-len("_mkldnn")], ["mkldnn"]
+    while "." in name and name.rsplit(".", 1)[-1].isdigit():  # TorchScript's .1 suffixes
+        name = name.rsplit(".", 1)[0]
+    if "_fused_bn" in name:
+        name = name.replace("_fused_bn", "")
+        notes.insert(0, "bn folded")
+    if not name or name.isdigit():   # a weight a pass made (linear's transposed weight)
+        name = "constant"
+    return name + (f" ({', '.join(notes)})" if notes else "")
 
 _DTYPES = {
     "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",

@@ -17,7 +17,7 @@ import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
-from ..ir.model import (CHOICE_BODIES, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
+from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
                         returned_shape)
 from ..ir.source import short_location, source_line
 from .escape import HtmlLabel, dot_html, truncate
@@ -234,9 +234,10 @@ class Labels:
         data = self.G.nodes[node]
         if "irviz.shape_expr" in data:
             return data["irviz.shape_expr"]
-        if data["kind"] == "prim::Constant":
+        if data["kind"] in CONSTANT_KINDS and not (data["outputs"] and data["outputs"][0].get(
+                "shape")):
             return data["label"]
-        if data["kind"] == "prim::GetAttr":
+        if data["kind"] in ("prim::GetAttr", *CONSTANT_KINDS):  # a parameter, a frozen weight
             shape = format_shape(data["outputs"][0]) if data["outputs"] else None
             return f"{data['label']}: {shape}" if shape else data["label"]
         if data["kind"] in ("prim::ListConstruct", "prim::TupleConstruct"):
