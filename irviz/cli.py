@@ -379,6 +379,11 @@ def report(target, output, fmt, mode, inputs, measure, calibrate, trace_out, eng
               show_default=True, help="How to capture LEFT (see `irviz render --mode`).")
 @click.option("--right-mode", type=click.Choice(["script", "trace", "auto"]),
               default="script", show_default=True, help="How to capture RIGHT.")
+@click.option("--right-optimize", type=click.Choice(["freeze", "inference", "mobile"]),
+              default=None,
+              help="Compare LEFT (scripted, eval mode) with its copy made by torch.jit.freeze, "
+                   "torch.jit.optimize_for_inference or optimize_for_mobile: folded batch "
+                   "norms, rewritten ops, layout conversions.")
 @click.option("--inputs", metavar="EXPR",
               help="Example inputs for both sides (see `irviz render`). Default: each "
                    "file's example_inputs.")
@@ -395,8 +400,8 @@ def report(target, output, fmt, mode, inputs, measure, calibrate, trace_out, eng
 @click.option("-q", "--quiet", is_flag=True, help="Only print the diff and errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_config_option
-def diff(left, right, left_mode, right_mode, inputs, fmt, output, engine, verbose, quiet,
-         debug, config_path):
+def diff(left, right, left_mode, right_mode, right_optimize, inputs, fmt, output, engine,
+         verbose, quiet, debug, config_path):
     """Show what changed between two graphs: LEFT and RIGHT (default: LEFT again).
 
     Each side is any target irviz loads (FILE.py:NAME, FILE.py:factory(), a .pt archive)
@@ -405,7 +410,8 @@ def diff(left, right, left_mode, right_mode, inputs, fmt, output, engine, verbos
     TorchScript's %names. Exit code: 0 equal, 1 different, 2 could not run.
     """
     _run("diff", "DiffRequest", debug, inputs, left=left, right=right, left_mode=left_mode,
-         right_mode=right_mode, fmt=fmt, output=output, engine=engine, verbose=verbose,
+         right_mode=right_mode, right_optimize=right_optimize, fmt=fmt, output=output,
+         engine=engine, verbose=verbose,
          quiet=quiet)
 
 

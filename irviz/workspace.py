@@ -94,6 +94,13 @@ class Workspace:
             self._inputs[key] = resolve_inputs(target, self.inputs)
         return self._inputs[key]
 
+    def derived(self, source: Target, *targets: Target) -> None:
+        """Targets made from ``source`` (its optimized copies) take its example inputs."""
+        inputs = self.inputs_for(source)
+        for target in targets:
+            self._keep.append(target)
+            self._inputs[id(target)] = inputs
+
     # -- capture ----------------------------------------------------------------------
 
     def capture(self, target: Target, mode: str = "script") -> Capture:

@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from ..ir.model import format_shape, is_library_call
+from ..ir.model import CONSTANT_KINDS, format_shape, is_library_call
 
 __all__ = ["DIFF", "Change", "Entry", "GraphDiff", "diff_status", "match_graphs",
            "union_graph"]
@@ -243,6 +243,12 @@ class _Side:
         if kind == "prim::GetAttr" and data["outputs"]:
             shape = format_shape(data["outputs"][0])
             return f"{data['label']}: {shape}" if shape else data["label"]
+        if kind in CONSTANT_KINDS and data["outputs"] and data["outputs"][0].get("shape"):
+            # a frozen weight reads as the parameter it was (``layer1.conv1.weight (bn
+            # folded)`` -> ``weight (bn folded): 8×8×3×3 float32``): freezing alone is no change
+            name, _, notes = data["label"].partition(" (")
+            notes = f" ({notes}" if notes else ""
+            return f"{name.rsplit('.', 1)[-1]}{notes}: {format_shape(data['outputs'][0])}"
         return data["label"]
 
 

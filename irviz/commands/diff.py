@@ -34,6 +34,8 @@ class DiffRequest:
     right: str | None = None
     left_mode: str = "script"
     right_mode: str = "script"
+    #: compare LEFT with its copy optimized for deployment: freeze, inference or mobile
+    right_optimize: str | None = None
     fmt: str = "text"
     output: str | None = None
     engine: str = "auto"
@@ -89,12 +91,24 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
             engine = engines.resolve_engine(engine)
         right_spec = request.right or request.left
         left = _one_target(workspace, request.left, "LEFT")
-        right = _one_target(workspace, right_spec, "RIGHT")
+        modes = (request.left_mode, request.right_mode)
+        if request.right_optimize:
+            if request.right:
+                raise UsageError("--right-optimize compares LEFT with its optimized copy; "
+                                 f"drop RIGHT ({request.right})")
+            from ..frontends.optimize import optimized_pair
+
+            source = left
+            left, right = optimized_pair(source, request.right_optimize)
+            workspace.derived(source, left, right)
+            modes = ("script", "script")
+        else:
+            right = _one_target(workspace, right_spec, "RIGHT")
         freeze_loaded_objects()
         needs = _TEXT_FACTS if request.fmt in ("text", "json") else None
         sides = []
         with model_output_to_stderr():
-            for target, mode in ((left, request.left_mode), (right, request.right_mode)):
+            for target, mode in zip((left, right), modes):
                 cap = workspace.capture(target, mode)
                 G = (workspace.graph(cap, needs=needs) if needs is not None
                      else workspace.graph(cap))
@@ -108,10 +122,17 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
         with workspace.stage("match"):
             diff = match_graphs(L, R)
         matched = time.perf_counter() - started
-        if request.fmt == "text":
+        explained = None
+        if request.right_optimize:
+            from ..analyses.optimization_diff import explain
+
+            explained = explain(diff, request.right_optimize)
+        if request.fmt == "text" and explained is not None:
+            data = explained.to_text(lside.model, rside.model).encode("utf-8")
+        elif request.fmt == "text":
             data = to_text(diff, lside, rside).encode("utf-8")
         elif request.fmt == "json":
-            data = to_json(diff, lside, rside).encode("utf-8")
+            data = to_json(diff, lside, rside, explained).encode("utf-8")
         else:
             data = _picture(request, diff, lcap, lside, rside, engine, union_graph)
         path = None

@@ -424,8 +424,12 @@ class _Planner:
             too_deep = depth is not None and info["depth"] > depth
             library = not self.opt.expand_library and cid in self._library
             outside = focus is not None and cid not in focus
-            if self._changed is not None:  # a diff: open only what changed
-                library = outside = cid not in self._changed
+            if self._changed is not None:  # a diff: open only what changed, and a torch.nn
+                # call present on one side only as one box (one entry, as the text says)
+                one_sided = (info.get(DIFF) or {}).get("status") in ("added", "removed")
+                outside = cid not in self._changed
+                library = outside or (one_sided and not self.opt.expand_library
+                                      and cid in self._library)
             return too_deep or library or outside
 
         # each container decided once, from its parent's answer (memoised up the chain)

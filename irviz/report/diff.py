@@ -134,10 +134,14 @@ def to_text(diff: GraphDiff, left: Side, right: Side) -> str:
     return "\n".join(lines) + "\n"
 
 
-def to_json(diff: GraphDiff, left: Side, right: Side) -> str:
+def to_json(diff: GraphDiff, left: Side, right: Side, explained=None) -> str:
+    """The diff as JSON; ``explained``: an ``--right-optimize`` diff's
+    :class:`~irviz.analyses.optimization_diff.OptimizationReport`, under ``optimization``."""
     data = {"left": left.to_dict(), "right": right.to_dict(),
             "added": [e.to_dict() for e in diff.added],
             "removed": [e.to_dict() for e in diff.removed],
             "changed": [c.to_dict() for c in diff.changed],
             "same": diff.same}
+    if explained is not None:
+        data["optimization"] = explained.to_dict()
     return json_dumps(data, indent=1) + "\n"
