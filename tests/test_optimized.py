@@ -1,0 +1,191 @@
+"""Deployment-optimized graphs: frozen modules and archives, optimize_for_inference, .ptl
+files, and `irviz diff --right-optimize` naming what the optimization did."""
+from __future__ import annotations
+
+import json
+import textwrap
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from irviz.api import visualize
+from irviz.cli import main
+from irviz.ir.model import CONSTANT_KINDS
+
+NET = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(c)
+            self.conv2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.bn2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            y = torch.relu(self.bn1(self.conv1(x)))
+            return torch.relu(x + self.bn2(self.conv2(y)))
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = nn.Conv2d(3, 8, 3, padding=1, bias=False)
+            self.bn = nn.BatchNorm2d(8)
+            self.layer1 = Block(8)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(8, 10)
+
+        def forward(self, x):
+            x = torch.relu(self.bn(self.stem(x)))
+            x = self.layer1(x)
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    class NoNorm(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3)
+
+        def forward(self, x):
+            return torch.relu(self.conv(x))
+
+    example_inputs = {"Net": lambda: (torch.rand(2, 3, 16, 16),),
+                      "NoNorm": lambda: (torch.rand(2, 3, 16, 16),)}
+""")
+
+
+@pytest.fixture
+def net_file(tmp_path):
+    path = tmp_path / "resnetish.py"
+    path.write_text(NET)
+    return path
+
+
+def _net(net_file):
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("resnetish_for_test", net_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    torch.manual_seed(0)
+    return module.Net().eval()
+
+
+def _drawn(G):
+    return {n: d for n, d in G.nodes(data=True) if not d.get("hidden")
+            and d["kind"] not in ("prim::Param", "prim::Return")}
+
+
+def _check_optimized(G, conv_kind):
+    constants = [d for _, d in G.nodes(data=True) if d["kind"] in CONSTANT_KINDS]
+    assert constants and all(d.get("hidden") for d in constants), "a constant drawn as an op"
+    drawn = _drawn(G)
+    convs = [d for d in drawn.values() if d["kind"] == conv_kind]
+    assert len(convs) == 3
+    assert all(d["outputs"][0]["shape"] == [2, 8, 16, 16] for d in convs)
+    # every drawn tensor outside the size check's failing branch ran and has its shape
+    missing = [n for n, d in drawn.items() if "/b1/" not in n
+               for o in d["outputs"] if o["type"] == "Tensor" and o.get("shape") is None]
+    assert not missing, missing
+    return drawn
+
+
+def test_a_frozen_model_and_its_archive_draw_with_shapes_and_folded_weights(net_file,
+                                                                          tmp_path):
+    frozen = torch.jit.freeze(torch.jit.script(_net(net_file)))
+    x = torch.rand(2, 3, 16, 16)
+    [view] = visualize(frozen, inputs=(x,))
+    drawn = _check_optimized(view.graph, "aten::conv2d")
+    dot = view.dot()
+    assert "weight=stem.weight (bn folded): 8×3×3×3 float32" in dot
+    path = tmp_path / "frozen.pt"
+    frozen.save(str(path))
+    [loaded] = visualize(str(path), inputs=(x,))
+    assert sorted(d["kind"] for d in _drawn(loaded.graph).values()) == \
+        sorted(d["kind"] for d in drawn.values())
+    _check_optimized(loaded.graph, "aten::conv2d")
+
+
+def test_optimize_for_inference_draws_mkldnn_ops_by_name(net_file, tmp_path):
+    optimized = torch.jit.optimize_for_inference(torch.jit.script(_net(net_file)))
+    [view] = visualize(optimized, inputs=(torch.rand(2, 3, 16, 16),))
+    G = view.graph
+    _check_optimized(G, "prim::mkldnn_convolution")
+    labels = {d["kind"]: d["label"] for d in _drawn(G).values()}
+    assert labels["prim::mkldnn_convolution"] == "conv (mkldnn)"
+    assert labels["aten::to_mkldnn"] == "to mkldnn layout"
+    assert labels["aten::to_dense"] == "to dense layout"
+    svg = tmp_path / "inference.svg"
+    svg.write_bytes(view.svg())
+    assert "ConstantMKLDNNTensor" not in svg.read_text()
+
+
+def test_a_lite_interpreter_file_renders(net_file, tmp_path):
+    path = tmp_path / "net.ptl"
+    torch.jit.script(_net(net_file))._save_for_lite_interpreter(str(path))
+    out = tmp_path / "net.json"
+    result = CliRunner().invoke(main, ["render", str(path), "--inputs",
+                                       "torch.rand(1, 3, 8, 8)", "--format", "json",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    nodes = json.loads(out.read_text())["nodes"]
+    fc = [n for n in nodes if n["kind"] == "aten::linear"]
+    assert fc and fc[0]["outputs"][0]["shape"] == [1, 10]
+
+
+def test_diff_right_optimize_names_each_folded_batch_norm(net_file):
+    runner = CliRunner()
+    result = runner.invoke(main, ["diff", f"{net_file}:Net", "--right-optimize", "freeze"])
+    assert result.exit_code == 1, result.stderr
+    out = result.stdout
+    assert "batch norm folded (3):" in out
+    for pair in ("stem + bn -> one conv2d", "layer1.conv1 + layer1.bn1 -> one conv2d",
+                 "layer1.conv2 + layer1.bn2 -> one conv2d"):
+        assert pair in out, out
+    assert "BatchNorm2d" not in out.replace("layer1: Block", "")   # not listed again
+    result = runner.invoke(main, ["diff", f"{net_file}:Net", "--right-optimize", "inference",
+                                  "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    steps = json.loads(result.stdout)["optimization"]["steps"]
+    kinds = [s["kind"] for s in steps]
+    assert kinds.count("batch norm folded") == 3
+    layout = [s["text"] for s in steps if s["kind"] == "layout"]
+    assert "+ to mkldnn layout before stem (conv (mkldnn))" in layout
+    assert any(t.startswith("+ to dense layout after") for t in layout)
+    assert "fc: linear -> matmul + add (the weight transposed once, ahead of time)" in \
+        [s["text"] for s in steps]
+
+
+def test_without_batch_norms_nothing_is_folded_and_the_model_is_untouched(net_file):
+    import importlib.util
+
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:NoNorm", "--right-optimize",
+                                       "freeze"])
+    assert result.exit_code in (0, 1), result.stderr
+    assert "batch norm folded" not in result.stdout
+    from irviz.frontends.loader import target_of
+    from irviz.frontends.optimize import optimized_pair
+
+    spec = importlib.util.spec_from_file_location("resnetish_untouched", net_file)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    model = module.Net()   # training mode, as constructed
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    optimized_pair(target_of(model), "freeze")
+    assert model.training
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_mobile_without_xnnpack_is_a_clear_user_error(net_file):
+    import torch.backends.xnnpack
+
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:Net", "--right-optimize", "mobile"])
+    if torch.backends.xnnpack.enabled:
+        assert result.exit_code == 1, result.stderr
+        assert "conv2d (prepacked" in result.stdout
+    else:
+        assert result.exit_code == 2, result.output
+        assert "built without XNNPACK" in result.stderr
+        assert "Traceback" not in result.stderr
