@@ -415,5 +415,42 @@ def diff(left, right, left_mode, right_mode, right_optimize, inputs, fmt, output
          quiet=quiet)
 
 
+@main.command()
+@click.argument("target", is_eager=True)
+@click.option("--inputs", metavar="EXPR",
+              help="Example inputs (see `irviz render`); migrating runs the model, so they are "
+                   "needed. Default: the model file's example_inputs.")
+@click.option("-o", "--output", metavar="PATH.pt2",
+              help="Where to save the exported program (atomically; pictures go beside it). "
+                   "Default: NAME.pt2 in the current directory.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True, help="How the checklist is printed.")
+@click.option("--inline-forks", is_flag=True,
+              help="Convert a serial copy: each torch.jit.fork's task inlined where it was "
+                   "forked (TS2EPConverter has no rule for forks). The parallelism is lost.")
+@click.option("--no-pictures", is_flag=True,
+              help="Do not write the pictures of the converted program and the original.")
+@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+              show_default=True, help="Graphviz engine for the pictures.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print the checklist and errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_config_option
+@_isolation_options
+def migrate(target, inputs, output, fmt, inline_forks, no_pictures, engine, quiet, debug,
+            config_path, isolate, timeout, memory_limit):
+    """Migrate TARGET from TorchScript to torch.export, checked on outputs.
+
+    A .pt archive (or a ScriptModule in a file) goes through torch's TS2EPConverter, a
+    Python model through torch.export (strict=False). The checklist: does it run, does it
+    convert (else each blocking node at its line, with the rewrite to make), are the outputs
+    the same on the example and on variant inputs (other sizes, other values), is the .pt2
+    saved and loaded back. Exit code: 0 migrated, 1 not (did not convert, or outputs
+    differ), 2 could not run.
+    """
+    _run_isolated_if_asked(isolate, timeout, memory_limit)
+    _run("migrate", "MigrateRequest", debug, inputs, target=target, output=output, fmt=fmt,
+         inline_forks=inline_forks, pictures=not no_pictures, engine=engine, quiet=quiet)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

@@ -1,0 +1,379 @@
+"""``irviz migrate``: from TorchScript (an archive, or a model file) to ``torch.export``,
+checked the way pytorch's migration checklist asks.
+
+For one model it answers, in order: does it **run** (the compiled model, or the Python one,
+on the example inputs); does it **convert** (``TS2EPConverter`` for compiled code,
+``torch.export`` for Python; when not, each blocking node at the user's line with the
+rewrite the IRV5xx rules suggest); are the **outputs the same** (the converted program
+against the original on the example inputs and on variant inputs: other sizes, other
+values, so both branches of a ``torch.cond`` run; the largest difference per output); is
+it **saved** (the ``.pt2`` written atomically and loaded back, its outputs checked again).
+Pictures of the converted program and of the original are written beside the ``.pt2``.
+Exit 0 when it converted and every output matched, 1 when it did not, 2 on a user error.
+"""
+from __future__ import annotations
+
+import io
+import json
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import InputsError, UsageError
+from ..exits import fail
+from ..workspace import Workspace
+from .common import Console, model_output_to_stderr, start
+
+#: what `irviz migrate --format` prints
+MIGRATE_FORMATS = ("text", "json", "markdown")
+MIGRATED, NOT_MIGRATED = 0, 1
+#: outputs within this of each other are the same (float32 kernels differ in the last bits
+#: between TorchScript and the exported program's decompositions)
+RTOL, ATOL = 1e-4, 1e-5
+#: variant inputs tried besides the example (other sizes, other values, masks)
+MAX_VARIANTS = 8
+
+
+@dataclass(frozen=True)
+class MigrateRequest:
+    target: str
+    output: str | None = None
+    fmt: str = "text"
+    inline_forks: bool = False
+    pictures: bool = True
+    engine: str = "auto"
+    quiet: bool = False
+    debug: bool = False
+
+
+@dataclass
+class Check:
+    """One line of the checklist: ``ok`` None when it was not reached."""
+
+    name: str
+    ok: bool | None
+    detail: str
+
+    def to_dict(self) -> dict:
+        return {"check": self.name, "ok": self.ok, "detail": self.detail}
+
+
+@dataclass
+class Comparison:
+    """The converted program against the original on one input."""
+
+    inputs: str
+    #: the largest absolute difference per output (None: that output did not compare)
+    max_diff: list[float | None] = field(default_factory=list)
+    same: bool = False
+    error: str | None = None
+
+    def to_dict(self) -> dict:
+        return {"inputs": self.inputs, "max_diff": self.max_diff, "same": self.same,
+                "error": self.error}
+
+
+@dataclass
+class Migration:
+    target: str
+    method: str = ""
+    checks: list[Check] = field(default_factory=list)
+    blockers: list = field(default_factory=list)
+    comparisons: list[Comparison] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    written: list[str] = field(default_factory=list)
+
+    @property
+    def migrated(self) -> bool:
+        return bool(self.checks) and all(c.ok for c in self.checks)
+
+    def to_dict(self) -> dict:
+        return {"target": self.target, "method": self.method, "migrated": self.migrated,
+                "checks": [c.to_dict() for c in self.checks],
+                "blockers": [b.to_dict() for b in self.blockers],
+                "comparisons": [c.to_dict() for c in self.comparisons],
+                "notes": self.notes, "written": self.written}
+
+
+# -- the checks -------------------------------------------------------------------------
+def _leaves(value: Any) -> list:
+    import torch
+    from torch.utils._pytree import tree_leaves
+
+    return [v for v in tree_leaves(value) if isinstance(v, torch.Tensor)]
+
+
+def _compare(label: str, original: Any, converted: Any) -> Comparison:
+    import torch
+
+    a, b = _leaves(original), _leaves(converted)
+    result = Comparison(label)
+    if len(a) != len(b):
+        result.error = f"{len(a)} output tensor(s) against {len(b)}"
+        return result
+    same = True
+    for x, y in zip(a, b):
+        if x.shape != y.shape or x.dtype != y.dtype:
+            result.max_diff.append(None)
+            same = False
+            continue
+        diff = (x.double() - y.double()).abs().max().item() if x.numel() else 0.0
+        result.max_diff.append(diff)
+        same = same and torch.allclose(x.double(), y.double(), rtol=RTOL, atol=ATOL,
+                                       equal_nan=True)
+    result.same = same
+    return result
+
+
+def _describe(inputs) -> str:
+    return ", ".join("×".join(map(str, t.shape)) + f" {str(t.dtype)[6:]}"
+                     for t in _leaves((inputs.args, inputs.kwargs))) or "no tensors"
+
+
+def _one_line(exc: BaseException) -> str:
+    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
+    return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"
+
+
+class _Migrator:
+    def __init__(self, request: MigrateRequest, ws: Workspace, console: Console):
+        self.request, self.ws, self.console = request, ws, console
+
+    def target(self):
+        targets = self.ws.targets(self.request.target)
+        if len(targets) != 1:
+            names = ", ".join(t.name for t in targets) or "none"
+            raise UsageError(f"{self.request.target} names {len(targets)} models ({names}); "
+                             "migrate takes one",
+                             hint="pick one with FILE.py:NAME"
+                                  + (f", e.g. {self.request.target.split(':')[0]}:"
+                                     f"{targets[0].name}" if targets else ""))
+        return targets[0]
+
+    def output_path(self, target) -> Path:
+        from ..files import check_writable_dir
+
+        path = Path(self.request.output) if self.request.output else Path(f"{target.name}.pt2")
+        if self.request.output and (path.is_dir() or self.request.output.endswith("/")):
+            path = path / f"{target.name}.pt2"
+        if path.suffix != ".pt2":
+            raise UsageError(f"-o {self.request.output}: torch.export programs are saved as "
+                             ".pt2", hint=f"use -o {path.with_suffix('.pt2')}")
+        check_writable_dir(path.parent if str(path.parent) else Path("."))
+        return path
+
+    def run(self) -> Migration:
+        import torch
+
+        from ..frontends.convert import convert
+
+        target = self.target()
+        path = self.output_path(target)
+        inputs = self.ws.inputs_for(target)
+        if inputs is None:
+            raise InputsError(f"migrating {target.spec} runs it, so it needs example inputs",
+                              hint='pass them with --inputs "torch.rand(3, 4)" (or define '
+                                   "`example_inputs` in the model file)")
+        m = Migration(target.spec)
+        compiled = target.kind in ("archive", "script_module", "script_function")
+        # 1. runs
+        cap = self.ws.capture(target, "script") if compiled else None
+        run_original = (lambda i: cap.run(i)) if compiled else (
+            lambda i: i.call(target.obj))
+        try:
+            with torch.no_grad():
+                reference = run_original(inputs)
+        except Exception as exc:  # noqa: BLE001 - the model's own error
+            m.checks.append(Check("runs", False, f"the model raised {_one_line(exc)} on "
+                                                 f"{_describe(inputs)}"))
+            return m
+        m.checks.append(Check("runs", True, ("the compiled model" if compiled else
+                                             "the Python model")
+                              + f" ran on {_describe(inputs)}"))
+        # 2. converts
+        conversion = convert(target, cap.scripted if cap else None, inputs,
+                             forks=self.request.inline_forks)
+        m.method = conversion.method
+        m.blockers = conversion.blockers
+        m.notes += conversion.notes
+        if conversion.program is None:
+            detail = conversion.error or "it did not convert"
+            if conversion.blockers:
+                detail = (f"{len(conversion.blockers)} node(s) block the conversion; "
+                          f"{detail}")
+            m.checks.append(Check("converts", False, detail))
+            if any(b.kind == "prim::fork" for b in conversion.blockers) \
+                    and not self.request.inline_forks:
+                m.notes.append("the forks can convert serially: run again with "
+                               "--inline-forks (each task then runs after the other: the "
+                               "parallelism is lost)")
+            return m
+        m.checks.append(Check("converts", True, f"{conversion.method} made an ExportedProgram"
+                              + (f" ({conversion.serial_forks} fork(s) inlined, serial)"
+                                 if conversion.serial_forks else "")))
+        program = conversion.program
+        # 3. same outputs
+        module = program.module()
+        cases = [("the example inputs", inputs)] + [
+            (v.change, v.inputs) for v in self._variants(target, inputs)]
+        for label, case in cases:
+            try:
+                with torch.no_grad():
+                    want = reference if case is inputs else run_original(case)
+            except Exception:  # noqa: BLE001 - a variant the original refuses: not valid
+                continue
+            try:
+                with torch.no_grad(), warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    got = case.call(module)
+            except Exception as exc:  # noqa: BLE001
+                m.comparisons.append(Comparison(label, error=_one_line(exc)))
+                continue
+            m.comparisons.append(_compare(label, want, got))
+        bad = [c for c in m.comparisons if not c.same]
+        worst = max((d for c in m.comparisons for d in c.max_diff if d is not None),
+                    default=0.0)
+        m.checks.append(Check(
+            "same outputs", not bad,
+            f"{len(m.comparisons) - len(bad)} of {len(m.comparisons)} inputs match "
+            f"(largest difference {worst:.3g})" + (
+                "; differs on " + "; ".join(f"{c.inputs}: {c.error or _diffs(c)}"
+                                            for c in bad[:3]) if bad else "")))
+        # 4. saved
+        m.checks.append(self._save(program, path, inputs, module, m))
+        if self.request.pictures:
+            self._pictures(target, program, path, m)
+        return m
+
+    def _variants(self, target, inputs) -> list:
+        from ..frontends.inputs import forward_arguments
+        from ..frontends.variants import variants
+
+        try:
+            names = forward_arguments(target.obj)
+        except Exception:  # noqa: BLE001
+            names = []
+        names = names or [f"input {i}" for i in range(len(inputs.flat))]
+        return [v for v in variants(inputs, names) if v.kind != "dtype"][:MAX_VARIANTS]
+
+    def _save(self, program, path: Path, inputs, module, m: Migration) -> Check:
+        import torch
+
+        from ..files import write_atomic
+
+        buffer = io.BytesIO()
+        try:
+            torch.export.save(program, buffer)
+        except Exception as exc:  # noqa: BLE001
+            return Check("saved", False, f"torch.export.save failed: {_one_line(exc)}")
+        write_atomic(path, buffer.getvalue())
+        m.written.append(str(path))
+        try:
+            loaded = torch.export.load(str(path))
+            with torch.no_grad():
+                again = _compare("reloaded", inputs.call(module), inputs.call(loaded.module()))
+        except Exception as exc:  # noqa: BLE001
+            return Check("saved", False, f"{path} was written but does not load back: "
+                                         f"{_one_line(exc)}")
+        if not again.same:
+            return Check("saved", False, f"{path} loads back with other outputs")
+        return Check("saved", True, f"{path} ({len(buffer.getvalue()) // 1024} KB), loaded "
+                                    "back with the same outputs")
+
+    def _pictures(self, target, program, path: Path, m: Migration) -> None:
+        from dataclasses import replace
+
+        from ..files import write_atomic
+
+        converted = replace(target, obj=program, kind="exported", name=f"{target.name} "
+                            "(exported)", spec=str(path), compilation_unit=None, entry=None)
+        self.ws.derived(target, converted)
+        for view_target, mode, suffix in ((converted, "export", ".svg"),
+                                          (target, "script", ".original.svg")):
+            picture = path.with_suffix(suffix) if suffix == ".svg" else \
+                path.with_name(path.stem + suffix)
+            try:
+                svg = self.ws.view(view_target, mode).svg(self.request.engine)
+            except Exception as exc:  # noqa: BLE001 - a picture is a bonus, not the check
+                m.notes.append(f"no picture {picture.name}: {_one_line(exc)}")
+                continue
+            write_atomic(picture, svg)
+            m.written.append(str(picture))
+
+
+def _diffs(c: Comparison) -> str:
+    return "max difference " + ", ".join("shape/dtype differ" if d is None else f"{d:.3g}"
+                                         for d in c.max_diff)
+
+
+# -- formats ------------------------------------------------------------------------------
+_MARK = {True: "✓", False: "✗", None: "–"}
+_ORDER = ("runs", "converts", "same outputs", "saved")
+
+
+def _rows(m: Migration) -> list[Check]:
+    done = {c.name: c for c in m.checks}
+    return [done.get(name) or Check(name, None, "not reached") for name in _ORDER]
+
+
+def to_text(m: Migration) -> str:
+    lines = [f"irviz migrate {m.target}" + (f"  ({m.method})" if m.method else "")]
+    for check in _rows(m):
+        lines.append(f"  {_MARK[check.ok]} {check.name:<13} {check.detail}")
+        if check.name == "converts" and m.blockers:
+            for b in m.blockers:
+                lines.append(f"      {b.location or '(no line)'}: {b.kind}")
+                lines.append(f"        hint: {b.hint}")
+    lines += [f"  note: {n}" for n in m.notes]
+    lines += [f"  wrote {w}" for w in m.written]
+    lines.append("migrated: the program converted and every output matched" if m.migrated
+                 else "not migrated")
+    return "\n".join(lines) + "\n"
+
+
+def to_markdown(m: Migration) -> str:
+    lines = [f"## Migration of `{m.target}`", ""]
+    if m.method:
+        lines += [f"Method: {m.method}", ""]
+    lines += ["| check | result | detail |", "|---|---|---|"]
+    for check in _rows(m):
+        detail = check.detail.replace("|", "\\|")
+        lines.append(f"| {check.name} | {_MARK[check.ok]} | {detail} |")
+    if m.blockers:
+        lines += ["", "### Blocking nodes", "", "| where | node | what to do |", "|---|---|---|"]
+        lines += [f"| `{b.location or '-'}` | `{b.kind}` | {b.hint} |" for b in m.blockers]
+    if m.comparisons:
+        lines += ["", "### Outputs compared", "", "| inputs | same | largest difference |",
+                  "|---|---|---|"]
+        for c in m.comparisons:
+            lines.append(f"| {c.inputs} | {_MARK[c.same]} | "
+                         + (c.error or ", ".join("–" if d is None else f"{d:.3g}"
+                                                 for d in c.max_diff)) + " |")
+    lines += [""] + [f"- note: {n}" for n in m.notes] + [f"- wrote `{w}`" for w in m.written]
+    lines += ["", "**migrated**" if m.migrated else "**not migrated**"]
+    return "\n".join(lines) + "\n"
+
+
+def run(request: MigrateRequest, workspace: Workspace) -> int:
+    import sys
+
+    console = Console(request.quiet)
+    try:
+        start()
+        if request.fmt not in MIGRATE_FORMATS:
+            raise UsageError(f"unknown --format {request.fmt!r}",
+                             hint=f"choose one of {', '.join(MIGRATE_FORMATS)}")
+        with model_output_to_stderr():
+            migration = _Migrator(request, workspace, console).run()
+    except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
+        return fail(exc, request.debug)
+    if request.fmt == "json":
+        text = json.dumps(migration.to_dict(), indent=1) + "\n"
+    elif request.fmt == "markdown":
+        text = to_markdown(migration)
+    else:
+        text = to_text(migration)
+    sys.stdout.write(text)
+    sys.stdout.flush()
+    return MIGRATED if migration.migrated else NOT_MIGRATED

@@ -1,0 +1,288 @@
+"""From TorchScript to ``torch.export``: the conversion ``irviz migrate`` checks.
+
+TorchScript is deprecated; its users own archives. An archive (or a ScriptModule /
+ScriptFunction) goes through torch's ``TS2EPConverter``; a Python model through
+``torch.export`` (:mod:`irviz.frontends.export`, non-strict first). What this module adds:
+
+* the converter rewrites the graph it is given in place (ONNX function substitution,
+  attribute lifting): it always gets an *independent copy* (saved and loaded again), never
+  the user's module;
+* before converting, ``explain`` lists the nodes the converter has no rule for: each
+  becomes a :class:`Blocker` at the user's line (the archive's debug info keeps it) with the
+  rewrite irviz's IRV5xx rules suggest;
+* a failure inside the converter (an ``IndexError`` from its output handling, say) is told
+  with the node it was converting, found by following ``convert_node``;
+* forks: the converter has no rule for ``prim::fork``. ``inline_forks`` makes a serial copy
+  (each task's subgraph inlined at its fork, ``wait`` dropped, the futures' types made
+  plain) that the converter may take; the parallelism is then lost, and irviz says so;
+* it never freezes a size to make a loop convert: a loop over ``x.size(0)`` made constant
+  converts and is silently wrong at another batch size.
+"""
+from __future__ import annotations
+
+import contextlib
+import io
+import warnings
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+
+from ..errors import CaptureError
+from ..paths import display_path
+from .inputs import ExampleInputs
+from .records import Target
+from .user_code import quiet_output
+
+__all__ = ["Blocker", "Conversion", "convert", "independent_copy", "inline_forks",
+           "CONVERTER"]
+
+CONVERTER = "TS2EPConverter"
+
+#: what to do about a node the converter cannot take, by kind (IRV505's advice)
+_HINTS = {
+    "prim::Loop": ("a loop whose trip count is only known at run time (a size, a list's "
+                   "length): export the Python model with torch.export.export, where the loop "
+                   "is unrolled for the example or written with torch.scan; never replace the "
+                   "size by a constant, which converts and is wrong at another size (IRV505)"),
+    "prim::fork": ("a fork: the converter has no rule for torch.jit.fork; --inline-forks "
+                   "converts a serial copy (the parallelism is lost), or export the Python "
+                   "model with the fork as a plain call (IRV505, IRV504)"),
+    "aten::wait": "a wait on a fork's future: see the fork (--inline-forks)",
+    "prim::If": ("an if on tensor data: write it with torch.cond(pred, true_fn, false_fn, "
+                 "operands) in the Python model and export that (IRV501)"),
+}
+_DEFAULT_HINT = "export the Python model with torch.export.export instead (IRV505)"
+
+
+@dataclass(frozen=True)
+class Blocker:
+    """A node the converter cannot convert, where it is and what to do."""
+
+    kind: str
+    #: the user's ``file:line:col`` (None when the archive kept no debug info)
+    location: str | None
+    #: the node's first IR line, for the record
+    ir: str
+    hint: str
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "location": self.location, "ir": self.ir,
+                "hint": self.hint}
+
+
+@dataclass
+class Conversion:
+    """What converting one target gave."""
+
+    #: "TS2EPConverter" or "torch.export (strict=False)"
+    method: str
+    program: Any = None
+    blockers: list[Blocker] = field(default_factory=list)
+    #: why it did not convert, in irviz's words (None when it converted)
+    error: str | None = None
+    #: forks were inlined: the program runs their tasks one after another
+    serial_forks: int = 0
+    notes: list[str] = field(default_factory=list)
+
+
+def independent_copy(compiled: Any) -> Any:
+    """A copy of a ScriptModule / ScriptFunction that shares nothing with it (the converter
+    rewrites its input's graphs)."""
+    if isinstance(compiled, torch.jit.ScriptModule):
+        buffer = io.BytesIO()
+        torch.jit.save(compiled, buffer)
+        buffer.seek(0)
+        return torch.jit.load(buffer)
+    return torch._C._create_function_from_graph(compiled.name, compiled.graph.copy())
+
+
+def _plain_type(ty):
+    """``Future[T]`` -> ``T``, inside lists, optionals and tuples too."""
+    kind = ty.kind()
+    if kind == "FutureType":
+        return _plain_type(ty.getElementType())
+    if kind == "ListType":
+        return torch._C.ListType(_plain_type(ty.getElementType()))
+    if kind == "OptionalType":
+        return torch._C.OptionalType(_plain_type(ty.getElementType()))
+    if kind == "TupleType":
+        return torch._C.TupleType([_plain_type(e) for e in ty.elements()])
+    return ty
+
+
+def _values(block) -> Iterator:
+    for node in block.nodes():
+        yield from node.outputs()
+        for inner in node.blocks():
+            yield from inner.paramNode().outputs()
+            yield from _values(inner)
+
+
+def inline_forks(compiled: Any) -> int:
+    """Make ``compiled`` (a copy: it is rewritten) serial: every call inlined, each fork's
+    task inlined where it was forked, each ``wait`` the value itself. Returns how many forks
+    were inlined. ``torch._C._jit_pass_inline_fork_wait`` alone leaves a list of futures
+    typed as futures (``futures.append(fork(...))``), which no op then accepts."""
+    graph = compiled.graph
+    count = 0
+    for _ in range(64):   # nested forks surface as their parents are inlined
+        torch._C._jit_pass_inline(graph)
+        forks = graph.findAllNodes("prim::fork", True)
+        if not forks:
+            break
+        for node in forks:
+            with graph.insert_point_guard(node):
+                results = graph.insertGraph(node.g("Subgraph"), list(node.inputs()))
+            node.output().replaceAllUsesWith(results[0])
+            node.destroy()
+            count += 1
+    for wait in graph.findAllNodes("aten::wait", True):
+        wait.output().replaceAllUsesWith(wait.input())
+        wait.destroy()
+    for value in _values(graph.block()) if hasattr(graph, "block") else ():
+        if "Future" in value.type().annotation_str:
+            value.setType(_plain_type(value.type()))
+    for value in graph.inputs():
+        if "Future" in value.type().annotation_str:
+            value.setType(_plain_type(value.type()))
+    return count
+
+
+def _location(node, debug) -> str | None:
+    from ..ir.source import node_locations
+
+    source, user = node_locations(node)
+    if user is None and debug is not None and node.sourceRange().startswith("Serialized"):
+        user = debug.original(node.sourceRange())
+    found = user or source
+    if not found or found.count(":") < 2:
+        return found
+    path, line, col = found.rsplit(":", 2)
+    return f"{display_path(path)}:{line}:{col}"
+
+
+def _debug_info(target: Target):
+    if target.kind != "archive" or target.source_file is None:
+        return None
+    from ..ir.archive_debug import ArchiveDebugInfo
+
+    return ArchiveDebugInfo(target.source_file)
+
+
+@contextlib.contextmanager
+def _following_nodes() -> Iterator[list]:
+    """The nodes the converter is converting, innermost last (a failure leaves its node on
+    top): TS2EPConverter says neither which node nor where when its handlers raise."""
+    from torch._export import converter
+
+    original = converter.TS2FXGraphConverter.convert_node
+    stack: list = []
+
+    def convert_node(self, node):
+        stack.append(node)
+        original(self, node)
+        stack.pop()
+
+    converter.TS2FXGraphConverter.convert_node = convert_node
+    try:
+        yield stack
+    finally:
+        converter.TS2FXGraphConverter.convert_node = original
+
+
+def _blockers(copy: Any, args: tuple, debug) -> list[Blocker]:
+    from torch._export import converter
+
+    with quiet_output(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        ts = converter.TS2EPConverter(copy, args)
+        lifted, fqn = converter.get_block_to_lifted_attrs(ts.ts_graph)
+        explainer = converter.ExplainTS2FXGraphConverter(
+            ts.ts_graph, ts.name_to_param, ts.name_to_buffer, lifted,
+            ts.name_to_non_tensor_attributes, ts.name_to_constant, fqn)
+        explainer.explain()
+    seen, out = set(), []
+    for node in explainer.unsupported_node_list:
+        blocker = Blocker(node.kind(), _location(node, debug),
+                          str(node).split("\n")[0].strip()[:160],
+                          _HINTS.get(node.kind(), _DEFAULT_HINT))
+        key = (blocker.kind, blocker.location)
+        if key not in seen:
+            seen.add(key)
+            out.append(blocker)
+    return out
+
+
+def _cause(exc: BaseException) -> str:
+    """The converter's own reason, one line, without the IR it quotes."""
+    inner = exc.__cause__ or exc
+    text = str(inner).strip().splitlines()
+    first = (text[0] if text else "").split(" %")[0].split(" # ")[0]
+    return f"{type(inner).__name__}: {first[:200]}".rstrip(": ")
+
+
+def convert_compiled(target: Target, compiled: Any, inputs: ExampleInputs,
+                     forks: bool = False) -> Conversion:
+    """``TS2EPConverter`` on an independent copy of ``compiled``; ``forks``: inline the
+    forks first (serially)."""
+    from torch._export import converter
+
+    result = Conversion(CONVERTER)
+    if inputs.kwargs:
+        raise CaptureError(f"{CONVERTER} takes positional inputs only",
+                           hint="give --inputs as a tuple of tensors")
+    args = tuple(inputs.args)
+    debug = _debug_info(target)
+    copy = independent_copy(compiled)
+    if forks:
+        result.serial_forks = inline_forks(copy)
+        if result.serial_forks:
+            result.notes.append(f"{result.serial_forks} fork(s) inlined into a serial copy: "
+                                "each task runs after the other, the parallelism is lost")
+    try:
+        result.blockers = _blockers(independent_copy(copy), args, debug)
+    except Exception as exc:  # noqa: BLE001 - explain itself failing is told, not raised
+        result.notes.append(f"{CONVERTER}.explain() failed: {_cause(exc)}")
+    with quiet_output(), warnings.catch_warnings(), _following_nodes() as stack:
+        warnings.simplefilter("ignore")
+        try:
+            result.program = converter.TS2EPConverter(copy, args).convert()
+        except Exception as exc:  # noqa: BLE001 - the converter raises many types
+            node = stack[-1] if stack else None
+            where = ""
+            if node is not None:
+                location = _location(node, debug)
+                where = f" at {node.kind()}" + (f" ({location})" if location else "")
+            result.error = f"{CONVERTER} failed{where}: {_cause(exc)}"
+    return result
+
+
+def convert(target: Target, compiled: Any, inputs: ExampleInputs,
+            forks: bool = False) -> Conversion:
+    """The conversion of ``target``: its compiled form through the converter, or the Python
+    model through torch.export."""
+    if target.kind in ("archive", "script_module", "script_function"):
+        return convert_compiled(target, compiled, inputs, forks)
+    from .export import ExportOptions, export_target
+
+    result = Conversion("torch.export (strict=False)")
+    dims = tuple(f"{name}:{d}" for name, value in _named(target, inputs)
+                 if isinstance(value, torch.Tensor) for d in range(value.dim()))
+    try:
+        result.program, notes = export_target(target, inputs, ExportOptions(dynamic_dims=dims))
+        result.notes += notes
+    except CaptureError as exc:
+        result.error = exc.message + (f"; {exc.hint}" if exc.hint else "")
+    return result
+
+
+def _named(target: Target, inputs: ExampleInputs) -> list[tuple[str, Any]]:
+    from .inputs import forward_arguments
+
+    try:
+        names = forward_arguments(target.obj)
+    except Exception:  # noqa: BLE001 - no signature: positional names unknown
+        names = []
+    out = list(zip(names, inputs.args)) if names else []
+    return out + list(inputs.kwargs.items())
