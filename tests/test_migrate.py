@@ -1,0 +1,174 @@
+"""`irviz migrate`: TorchScript archives to torch.export, checked on outputs (real CLI runs,
+real TS2EPConverter)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import pytest
+import torch
+from click.testing import CliRunner
+
+from irviz.cli import main
+from conftest import SAMPLES, shows_irviz_traceback
+
+sys.path.insert(0, str(SAMPLES))
+import decision_gate  # noqa: E402
+import fork_basics  # noqa: E402
+import lstm_ensemble  # noqa: E402
+import rnn_loop  # noqa: E402
+
+
+def migrate(*args):
+    return CliRunner().invoke(main, ["migrate", *map(str, args)])
+
+
+class ConvNet(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3)
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x):
+        return self.fc(torch.relu(self.conv(x)).mean((2, 3)))
+
+
+class Branches(torch.nn.Module):
+    """An if whose branches both compute: the converter makes it a torch.cond."""
+
+    def forward(self, x):
+        if x.sum() > 0:
+            y = x * 2
+        else:
+            y = x.exp() - 1
+        return y + 1
+
+
+def test_a_traced_conv_net_archive_migrates_checked_on_other_batch_sizes(tmp_path):
+    torch.manual_seed(0)
+    archive = tmp_path / "convnet.pt"
+    torch.jit.trace(ConvNet(), torch.rand(2, 3, 8, 8)).save(str(archive))
+    out = tmp_path / "out" / "convnet.pt2"
+    out.parent.mkdir()
+    result = migrate(archive, "--inputs", "torch.rand(2, 3, 8, 8)", "-o", out,
+                     "--format", "json")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    report = json.loads(result.stdout)
+    assert report["migrated"] and report["method"] == "TS2EPConverter"
+    assert [c["check"] for c in report["checks"]] == ["runs", "converts", "same outputs",
+                                                      "saved"]
+    assert all(c["ok"] for c in report["checks"])
+    labels = [c["inputs"] for c in report["comparisons"]]
+    assert any("dim 0" in label for label in labels), labels   # another batch size
+    assert all(c["same"] and max(c["max_diff"]) < 1e-5 for c in report["comparisons"])
+    program = torch.export.load(str(out))
+    x = torch.rand(5, 3, 8, 8)
+    assert torch.allclose(program.module()(x), torch.jit.load(str(archive))(x), atol=1e-6)
+    assert (tmp_path / "out" / "convnet.svg").exists()
+    assert (tmp_path / "out" / "convnet.original.svg").exists()
+
+
+def test_an_if_whose_branches_compute_converts_to_a_cond_checked_on_both_branches(tmp_path):
+    archive = tmp_path / "branches.pt"
+    torch.jit.script(Branches()).save(str(archive))
+    out = tmp_path / "branches.pt2"
+    result = migrate(archive, "--inputs", "torch.rand(3, 4) + 0.1", "-o", out, "--format",
+                     "json", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    report = json.loads(result.stdout)
+    program = torch.export.load(str(out))
+    assert any("cond" in str(n.target) for n in program.graph.nodes)
+    # the example takes the then-branch; its negation the else-branch
+    labels = [c["inputs"] for c in report["comparisons"] if c["same"]]
+    assert "the example inputs" in labels and any("negated" in label for label in labels)
+    x = -torch.rand(3, 4) - 0.1
+    assert torch.allclose(program.module()(x), Branches()(x))
+    assert not (tmp_path / "branches.svg").exists()
+
+
+def test_the_seed_rnn_loop_is_blocked_at_its_line_with_the_export_hint(tmp_path):
+    archive = tmp_path / "rnn.pt"
+    torch.jit.script(rnn_loop.WrapRNN()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(10, 3, 4)", "-o", tmp_path / "rnn.pt2")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    out = result.stdout
+    assert "✗ converts" in out and "– saved" in out
+    assert "rnn_loop.py:37:9: prim::Loop" in out
+    assert "export the Python model with torch.export.export" in out
+    assert "never replace the size by a constant" in out
+    assert "IndexError" not in out and "Traceback" not in out + result.stderr
+    assert not (tmp_path / "rnn.pt2").exists()
+
+
+def test_the_seed_gate_archive_converts_on_this_torch(tmp_path):
+    """The gate whose then-branch returns its input: TS2EPConverter of torch 2.13 makes a
+    cond of it (it raised IndexError on other versions); both branches compared."""
+    archive = tmp_path / "gate.pt"
+    torch.jit.script(decision_gate.MyDecisionGate()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(3, 4)", "-o", tmp_path / "gate.pt2",
+                     "--format", "markdown", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "| same outputs | ✓ |" in result.stdout
+    assert "negated" in result.stdout and "**migrated**" in result.stdout
+
+
+def test_the_seed_ensemble_stops_at_its_forks_and_inline_forks_says_what_is_lost(tmp_path):
+    archive = tmp_path / "ensemble.pt"
+    torch.jit.script(lstm_ensemble.LSTMEnsemble()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(5, 2, 16)", "-o", tmp_path / "e.pt2")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    out = result.stdout
+    assert "lstm_ensemble.py:86:28: prim::fork" in out
+    assert "run again with --inline-forks" in out and "parallelism is lost" in out
+    # serially: the forks are gone; what is left is the loop over the futures' list
+    result = migrate(archive, "--inputs", "torch.rand(5, 2, 16)", "-o", tmp_path / "e.pt2",
+                     "--inline-forks", "--format", "json")
+    assert result.exit_code == 1
+    report = json.loads(result.stdout)
+    assert [b["kind"] for b in report["blockers"]] == ["prim::Loop"]
+    assert any("8 fork(s) inlined" in n and "parallelism is lost" in n
+               for n in report["notes"])
+
+
+def test_a_fork_converts_serially_with_inline_forks(tmp_path):
+    archive = tmp_path / "fork.pt"
+    torch.jit.script(fork_basics.example).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(3, 4)", "-o", tmp_path / "fork.pt2",
+                     "--no-pictures")
+    assert result.exit_code == 1 and "--inline-forks" in result.stdout
+    result = migrate(archive, "--inputs", "torch.rand(3, 4)", "-o", tmp_path / "fork.pt2",
+                     "--inline-forks", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "1 fork(s) inlined into a serial copy" in result.stdout
+    original = torch.jit.load(str(archive))
+    assert original.graph.findNode("prim::fork", True) is not None   # the archive untouched
+
+
+def test_user_errors_exit_2_and_leave_nothing(tmp_path):
+    archive = tmp_path / "convnet.pt"
+    torch.jit.trace(ConvNet(), torch.rand(2, 3, 8, 8)).save(str(archive))
+    for args, fragment in (
+            (["-o", tmp_path / "missing" / "x.pt2"], "missing"),
+            (["-o", tmp_path / "x.onnx"], ".pt2"),
+            ([], "needs example inputs")):
+        inputs = [] if not args else ["--inputs", "torch.rand(2, 3, 8, 8)"]
+        result = migrate(archive, *inputs, *args)
+        assert result.exit_code == 2, (args, result.stdout, result.stderr)
+        assert fragment in result.stderr and not shows_irviz_traceback(result.stderr)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["convnet.pt"]
+
+
+def test_a_python_model_goes_through_torch_export(tmp_path):
+    model = tmp_path / "small.py"
+    model.write_text("import torch\n"
+                     "class Small(torch.nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.fc = torch.nn.Linear(4, 3)\n"
+                     "    def forward(self, x):\n"
+                     "        return torch.relu(self.fc(x))\n"
+                     "example_inputs = {'Small': lambda: (torch.rand(2, 4),)}\n")
+    result = migrate(f"{model}:Small", "-o", tmp_path / "small.pt2", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "torch.export (strict=False)" in result.stdout
+    assert "✓ same outputs" in result.stdout
