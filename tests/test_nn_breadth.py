@@ -1,0 +1,120 @@
+"""The breadth corpus (tests/corpus/nn_breadth.py): every torch.nn module and torch op in it
+that torch itself scripts or traces renders through irviz with no internal error, and every
+shape irviz draws is one eager execution produced.
+
+The oracle shares no code with irviz: a TorchDispatchMode records what eager PyTorch ran,
+as (op name, output shape, dtype). A drawn aten node with a complete shape must match one
+of those records of the same op name (ops eager dispatch runs under another name, those a
+CompositeImplicit kernel decomposes, are not compared: nothing to compare with).
+"""
+from __future__ import annotations
+
+import collections
+import sys
+import warnings
+
+import torch
+from torch.utils._python_dispatch import TorchDispatchMode
+
+from irviz.api import visualize
+from conftest import ROOT
+
+sys.path.insert(0, str(ROOT / "tests" / "corpus"))
+from nn_breadth import ENTRIES  # noqa: E402
+
+class _Eager(TorchDispatchMode):
+    def __init__(self):
+        super().__init__()
+        self.seen: set[tuple] = set()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        name = func._schema.name.split("::")[-1]
+        values = out if isinstance(out, (tuple, list)) else (out,)
+        for value in values:
+            if isinstance(value, torch.Tensor):
+                self.seen.add((name, tuple(value.shape), str(value.dtype)[6:]))
+        return out
+
+
+def _torch_compiles(model, inputs, mode) -> str | None:
+    """None when torch itself scripts / traces the model, else why not."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            if mode == "script":
+                torch.jit.script(model)
+            else:
+                torch.jit.trace(model, inputs, check_trace=False)
+        except Exception as exc:  # noqa: BLE001 - torch raises many types
+            return f"{type(exc).__name__}: {str(exc).strip().splitlines()[0][:100]}"
+    return None
+
+
+#: ops a trace records that eager runs as no-ops (a full ``x[:, :2]`` slice of dim 0)
+_NO_OP_VIEWS = ("slice", "contiguous", "to", "view", "reshape", "expand", "alias")
+
+
+def _drawn_shapes(G, mode):
+    """(op, shape, dtype) of every drawn aten output with a complete shape; not compared: a
+    trace's size arithmetic (0-dim int64 tensors where eager had Python ints), and a view
+    that leaves its input's shape as it was (eager skips it)."""
+    for node, data in G.nodes(data=True):
+        if not data["kind"].startswith("aten::"):
+            continue
+        op = data["kind"].split("::")[-1]
+        inputs = {tuple(e["shape"]) for _, _, e in G.in_edges(node, data=True)
+                  if e.get("shape") is not None and None not in e["shape"]}
+        for out in data["outputs"]:
+            shape = out.get("shape")
+            if out.get("type") != "Tensor" or shape is None or None in shape \
+                    or not all(isinstance(d, int) for d in shape) or not out.get("dtype"):
+                continue
+            if mode == "trace" and shape == [] and out["dtype"] == "int64":
+                continue
+            if op in _NO_OP_VIEWS and tuple(shape) in inputs:
+                continue
+            yield op, tuple(shape), out["dtype"]
+
+
+def test_every_module_and_op_torch_compiles_renders_with_eager_shapes():
+    counts = collections.Counter()
+    skipped, errors, wrong = [], [], []
+    for name, make, make_inputs in ENTRIES:
+        torch.manual_seed(0)
+        model, inputs = make(), make_inputs()
+        with torch.no_grad(), _Eager() as eager:
+            model(*inputs)
+        names = {op for op, _, _ in eager.seen}
+        counts["entries"] += 1
+        for mode in ("script", "trace"):
+            why = _torch_compiles(model, inputs, mode)
+            if why is not None:
+                skipped.append(f"{name} ({mode}): {why}")
+                continue
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    views = visualize(model, mode=mode, inputs=inputs)
+                    for view in views:
+                        view.dot()     # the picture's whole pipeline, layout aside
+            except Exception as exc:  # noqa: BLE001 - every failure is an irviz defect here
+                errors.append(f"{name} ({mode}): {type(exc).__name__}: {exc}")
+                continue
+            counts[f"{mode} rendered"] += 1
+            for view in views:
+                for op, shape, dtype in _drawn_shapes(view.graph, mode):
+                    if op not in names:
+                        continue
+                    counts["shapes compared"] += 1
+                    if (op, shape, dtype) not in eager.seen:
+                        wrong.append(f"{name} ({mode}): {op} drawn {shape} {dtype}")
+    print(f"\nbreadth corpus: {dict(counts)}, skipped by torch {len(skipped)}, internal "
+          f"errors {len(errors)}, wrong shapes {len(wrong)}")
+    for line in skipped:
+        print("  skipped", line)
+    assert not errors, "\n".join(errors)
+    assert not wrong, "\n".join(wrong)
+    assert counts["entries"] == len(ENTRIES) >= 120
+    assert counts["script rendered"] >= 100 and counts["trace rendered"] >= 120
+    assert counts["shapes compared"] >= 500
