@@ -141,7 +141,8 @@ def export_target(target: Target, inputs: ExampleInputs | None,
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         raise CaptureError(
             f"{target.spec} is TorchScript: torch.export takes the Python model",
-            hint="give irviz the .py file that defines the model (or --mode script)")
+            hint="convert it with `irviz migrate TARGET --inputs ...` (TS2EPConverter, "
+                 "checked on outputs), or give irviz the .py file that defines the model")
     if inputs is None:
         raise InputsError(
             f"--mode export needs example inputs for {target.spec}",
