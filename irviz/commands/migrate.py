@@ -32,7 +32,7 @@ MIGRATED, NOT_MIGRATED = 0, 1
 #: between TorchScript and the exported program's decompositions)
 RTOL, ATOL = 1e-4, 1e-5
 #: variant inputs tried besides the example (other sizes, other values, masks)
-MAX_VARIANTS = 8
+MAX_VARIANTS = 12
 
 
 @dataclass(frozen=True)
