@@ -371,7 +371,7 @@ def _child_capture(req: dict) -> dict:
     model_file = Path(req["target"].split(":", 1)[0])
     config = load_config(model_file.resolve().parent if model_file.exists() else None)
     workspace = Workspace(inputs=req["inputs"], config=config)
-    targets = workspace.load(req["target"]).targets
+    targets = workspace.targets(req["target"])   # an overloaded forward: one view each
     if not targets:
         raise UsageError(f"{req['target']} names no model")
     gate = None
