@@ -1,7 +1,9 @@
 """Shared fixtures: the samples, a seeded visualize(), golden files, Graphviz gates."""
 from __future__ import annotations
 
+import importlib.util
 import shutil
+import sys
 import warnings
 from pathlib import Path
 
@@ -12,6 +14,19 @@ warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"
+
+
+def sample_module(name: str):
+    """``samples/NAME.py`` imported under a private module name: a test that imports
+    ``lstm_ensemble`` itself would make irviz's loader give every later load of the sample
+    a fresh module name (and the classes fresh qualified names)."""
+    key = f"_irviz_test_sample_{name}"
+    if key not in sys.modules:
+        spec = importlib.util.spec_from_file_location(key, SAMPLES / f"{name}.py")
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[key] = module   # TorchScript reads the classes' source through it
+        spec.loader.exec_module(module)
+    return sys.modules[key]
 GOLDENS = Path(__file__).resolve().parent / "goldens"
 
 #: irviz's own package directory: a frame in it means irviz showed its own traceback

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import collections
 import json
-import sys
 
 import pytest
 import torch
@@ -14,12 +13,11 @@ from torch.utils._python_dispatch import TorchDispatchMode
 from irviz.api import visualize
 from irviz.cli import main
 from irviz.ir.model import format_shape
-from conftest import SAMPLES
+from conftest import sample_module
 
-sys.path.insert(0, str(SAMPLES))
-from fork_basics import example as forked_example  # noqa: E402
-from lstm_ensemble import LSTMEnsemble  # noqa: E402
-from rnn_loop import WrapRNN  # noqa: E402
+forked_example = sample_module("fork_basics").example
+LSTMEnsemble = sample_module("lstm_ensemble").LSTMEnsemble
+WrapRNN = sample_module("rnn_loop").WrapRNN
 
 
 class _DispatchShapes(TorchDispatchMode):

@@ -3,20 +3,17 @@ real TS2EPConverter)."""
 from __future__ import annotations
 
 import json
-import sys
 
-import pytest
 import torch
 from click.testing import CliRunner
 
 from irviz.cli import main
-from conftest import SAMPLES, shows_irviz_traceback
+from conftest import sample_module, shows_irviz_traceback
 
-sys.path.insert(0, str(SAMPLES))
-import decision_gate  # noqa: E402
-import fork_basics  # noqa: E402
-import lstm_ensemble  # noqa: E402
-import rnn_loop  # noqa: E402
+decision_gate = sample_module("decision_gate")
+fork_basics = sample_module("fork_basics")
+lstm_ensemble = sample_module("lstm_ensemble")
+rnn_loop = sample_module("rnn_loop")
 
 
 def migrate(*args):
