@@ -130,6 +130,18 @@ def _attr_repr(node: torch._C.Node, name: str, limit: int | None = 80) -> str:
     return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
 
 
+def constant_label(node: torch._C.Node) -> tuple[str, dict | None]:
+    """A constant's label, and for a tensor of more than one element (a frozen weight, a
+    trace's mask) its value record: named after its value (``layer1.conv1.weight (bn
+    folded)``), shape and dtype from the tensor itself. Both builders use it."""
+    tensor = node.t("value") if node.hasAttribute("value") \
+        and node.kindOf("value") == "t" else None
+    if tensor is not None and tensor.numel() != 1:
+        return (constant_name(node.output().debugName()),
+                {**tensor_info(tensor), "type": "Tensor"})
+    return (_attr_repr(node, "value") if node.hasAttribute("value") else "None"), None
+
+
 class _Builder:
     #: node kinds that open a container (a call, a block, a task), and their walkers
     _STRUCTURAL = {"prim::CallMethod": "_call_method", "prim::CallFunction": "_call_function",
@@ -317,15 +329,10 @@ class _Builder:
             if out.type().kind() == "FunctionType":
                 env[out.unique()] = _FunctionRef(out.type().annotation_str)  # exact name: looked up
                 return
-            tensor = node.t("value") if node.hasAttribute("value") \
-                and node.kindOf("value") == "t" else None
-            if tensor is not None and tensor.numel() != 1:  # a frozen weight: its name
-                self._add_op(node, nid, env, block, scope_t, fork, hidden=True,
-                             label=constant_name(out.debugName()))
-                self.G.nodes[nid]["outputs"] = [{**tensor_info(tensor), "type": "Tensor"}]
-                return
-            value = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
-            self._add_op(node, nid, env, block, scope_t, fork, label=value, hidden=True)
+            label, weight = constant_label(node)
+            self._add_op(node, nid, env, block, scope_t, fork, label=label, hidden=True)
+            if weight is not None:
+                self.G.nodes[nid]["outputs"] = [weight]
             return
         if kind == "prim::GetAttr":
             owner = self._lookup(env, node.input())

@@ -26,7 +26,8 @@ import networkx as nx
 import torch
 
 from ..frontends.capture import Capture
-from .build import _arg_names, _attr_repr, _Builder, _class_name, _ins, _join, _outs
+from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join, _outs,
+                    constant_label)
 from .model import demangle, tensor_info, value_info
 from .source import node_locations
 
@@ -446,9 +447,9 @@ class _TraceBuilder(_Builder):
                              else value_info(v)))
             else:
                 seen.append(self._ref(v, here))
-        label, hidden = None, False
+        label, hidden, weight = None, False, None
         if kind == "prim::Constant":
-            label = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
+            label, weight = constant_label(node)
             hidden = True
         elif kind == "prim::Uninitialized":
             hidden = True
@@ -459,7 +460,7 @@ class _TraceBuilder(_Builder):
             nid, kind=kind, label=label or kind.split("::")[-1], source=source,
             arg_names=_arg_names(node), user_source=user_source, scope=method.scope[0],
             scope_class=method.scope[1], block=method.block, subgraph_of=None,
-            outputs=[value_info(o) for o in outputs],
+            outputs=[weight] if weight is not None else [value_info(o) for o in outputs],
             inputs=[list(r) for r, _ in seen],
             attributes={name: _attr_repr(node, name, None) for name in node.attributeNames()},
             hidden=hidden)
