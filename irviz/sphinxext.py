@@ -87,6 +87,7 @@ class IrvizDirective(SphinxDirective):
         "max-nodes": directives.nonnegative_int,
         "lint": directives.flag,
         "parallelism": directives.flag,
+        "migrate": directives.flag,
         "caption": directives.unchanged_required,
         "name": directives.unchanged,
         "align": _align,
@@ -109,6 +110,7 @@ class IrvizDirective(SphinxDirective):
             "max_nodes": self.options.get("max-nodes", 1000),
             "lint": "lint" in self.options,
             "parallelism": "parallelism" in self.options,
+            "migrate": "migrate" in self.options,
             "source_url": config.irviz_source_url,
             "source_root": str(self._source_root()),
         }
@@ -203,10 +205,25 @@ class IrvizDirective(SphinxDirective):
                 out += _findings_nodes(view)
             if "parallelism" in self.options:
                 out += _report_nodes(view)
+            if "migrate" in self.options and view.get("migration"):
+                out += _migration_nodes(view)
         for view in result["views"]:
             for note in view.get("notes", []):
                 logger.debug("irviz: %s: %s", spec, note)
         return out
+
+
+def _migration_nodes(view: dict) -> list[nodes.Node]:
+    """The migration checklist (``irviz migrate``) under the figure, as a table."""
+    m = view["migration"]
+    title = nodes.rubric("", "", nodes.Text(
+        f"Migration to torch.export: {view['title']} ({m['method']})"))
+    rows = [[[["", c]] for c in row] for row in m["rows"]]
+    verdict = nodes.paragraph("", "", nodes.strong(
+        "", "migrated" if m["migrated"] else "not migrated"))
+    out = [title, _table([[["", "check"]], [["", ""]], [["", "detail"]]], rows), verdict]
+    out += [nodes.paragraph("", f"note: {n}") for n in m["notes"]]
+    return out
 
 
 def _findings_nodes(view: dict) -> list[nodes.Node]:
@@ -395,6 +412,22 @@ def _child_capture(req: dict) -> dict:
         out.append({"name": view.name, "title": view.title(), "mode": view.capture.mode,
                     "svg": svg, "details": details, "findings": findings,
                     "notes": list(view.capture.notes) + list(view.render_notes)})
+    if req.get("migrate"):
+        import tempfile
+
+        from .commands.migrate import checklist_rows, migrate_into
+
+        with tempfile.TemporaryDirectory() as folder:
+            m = migrate_into(req["target"], workspace, Path(folder))
+        if out:
+            out[0]["migration"] = {"method": m.method, "migrated": m.migrated,
+                                   "rows": [list(r) for r in checklist_rows(m)],
+                                   "notes": m.notes}
+        if m.program_target is not None:   # the exported program drawn beside the original
+            view = workspace.view(m.program_target, "export", options)
+            out.append({"name": view.name, "title": view.title(), "mode": "export",
+                        "svg": view.svg().decode("utf-8"), "details": None, "findings": [],
+                        "notes": []})
     if req["parallelism"]:
         from .report import parallelism as rep
 

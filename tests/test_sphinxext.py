@@ -165,3 +165,33 @@ def test_latex_builder(built, tmp_path):
     else:
         assert "see the HTML docs" in tex
     assert captures(tmp_path) == before   # the HTML build's captures were reused
+
+
+def test_the_migrate_option_shows_the_checklist_and_the_exported_program(tmp_path):
+    """``:migrate:`` under an archive: irviz migrate's checklist as a table, and the
+    exported program drawn beside the original."""
+    import torch
+
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "conf.py").write_text((TEST_ROOT / "conf.py").read_text())
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc = torch.nn.Linear(4, 3)
+
+        def forward(self, x):
+            return torch.relu(self.fc(x))
+
+    torch.jit.trace(Net(), torch.rand(2, 4)).save(str(src / "net.pt"))
+    (src / "index.rst").write_text("Migration\n=========\n\n.. irviz:: net.pt\n"
+                                   "   :inputs: torch.rand(2, 4)\n   :migrate:\n")
+    result = sphinx_build(src, tmp_path / "html", "-W")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "html" / "index.html").read_text()
+    assert "Migration to torch.export: net.pt" in html and "TS2EPConverter" in html
+    for check in ("runs", "converts", "same outputs", "saved"):
+        assert f"<p>{check}</p>" in html
+    assert "<strong>migrated</strong>" in html
+    assert html.count("<svg") >= 2   # the archive and its exported program

@@ -83,6 +83,10 @@ class Migration:
     comparisons: list[Comparison] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
+    #: the exported program when it converted (not serialized: the .pt2 is)
+    program: Any = field(default=None, repr=False)
+    #: the target the program's picture is drawn as (the Sphinx directive draws it too)
+    program_target: Any = field(default=None, repr=False)
 
     @property
     def migrated(self) -> bool:
@@ -213,6 +217,7 @@ class _Migrator:
                               + (f" ({conversion.serial_forks} fork(s) inlined, serial)"
                                  if conversion.serial_forks else "")))
         program = conversion.program
+        m.program = program
         # 3. same outputs
         module = program.module()
         cases = [("the example inputs", inputs)] + [
@@ -242,9 +247,18 @@ class _Migrator:
                                             for c in bad[:3]) if bad else "")))
         # 4. saved
         m.checks.append(self._save(program, path, inputs, module, m))
+        m.program_target = self._program_target(target, program, path)
         if self.request.pictures:
-            self._pictures(target, program, path, m)
+            self._pictures(target, m.program_target, path, m)
         return m
+
+    def _program_target(self, target, program, path: Path):
+        from dataclasses import replace
+
+        converted = replace(target, obj=program, kind="exported", name=f"{target.name} "
+                            "(exported)", spec=str(path), compilation_unit=None, entry=None)
+        self.ws.derived(target, converted)
+        return converted
 
     def _variants(self, target, inputs) -> list:
         from ..frontends.inputs import forward_arguments
@@ -281,14 +295,9 @@ class _Migrator:
         return Check("saved", True, f"{path} ({len(buffer.getvalue()) // 1024} KB), loaded "
                                     "back with the same outputs")
 
-    def _pictures(self, target, program, path: Path, m: Migration) -> None:
-        from dataclasses import replace
-
+    def _pictures(self, target, converted, path: Path, m: Migration) -> None:
         from ..files import write_atomic
 
-        converted = replace(target, obj=program, kind="exported", name=f"{target.name} "
-                            "(exported)", spec=str(path), compilation_unit=None, entry=None)
-        self.ws.derived(target, converted)
         for view_target, mode, suffix in ((converted, "export", ".svg"),
                                           (target, "script", ".original.svg")):
             picture = path.with_suffix(suffix) if suffix == ".svg" else \
@@ -353,6 +362,26 @@ def to_markdown(m: Migration) -> str:
     lines += [""] + [f"- note: {n}" for n in m.notes] + [f"- wrote `{w}`" for w in m.written]
     lines += ["", "**migrated**" if m.migrated else "**not migrated**"]
     return "\n".join(lines) + "\n"
+
+
+def migrate_into(spec: str, workspace: Workspace, folder: Path,
+                 inline_forks: bool = False) -> Migration:
+    """A migration whose ``.pt2`` goes to ``folder`` and draws no pictures (the Sphinx
+    directive's: it shows the checklist and draws the program itself)."""
+    request = MigrateRequest(target=spec, output=str(folder) + "/", pictures=False,
+                             inline_forks=inline_forks, quiet=True)
+    return _Migrator(request, workspace, Console(True)).run()
+
+
+def checklist_rows(m: Migration) -> list[tuple[str, str, str]]:
+    """``(check, mark, detail)`` in checklist order, the blocking nodes under converts."""
+    rows = []
+    for check in _rows(m):
+        rows.append((check.name, _MARK[check.ok], check.detail))
+        if check.name == "converts":
+            rows += [("", "", f"{b.location or '(no line)'}: {b.kind}: {b.hint}")
+                     for b in m.blockers]
+    return rows
 
 
 def run(request: MigrateRequest, workspace: Workspace) -> int:
