@@ -19,7 +19,7 @@ from typing import Any
 
 #: public name -> the module that defines it
 _EXPORTS = {
-    "measure": ".run", "profile": ".run", "run_child": ".run",
+    "measure": ".run", "profile": ".run", "run_child": ".run", "profile_ops": ".run",
     "MeasureResult": ".result", "SettingResult": ".result", "Stats": ".result",
     "BaselineInfo": ".result", "BestSetting": ".result", "ProfileResult": ".result",
     "Task": ".result", "summarize": ".result",

@@ -432,6 +432,54 @@ def _profile(payload: dict, out: dict) -> None:
     out["sites"] = {f"{os.path.basename(f)}:{line}": label for (f, line), label in sites.items()}
 
 
+def _profile_ops(payload: dict, out: dict) -> None:
+    """``render --profile``: warm-up runs, then ``runs`` profiled runs under ``no_grad``,
+    each inside a ``record_function`` that marks where it starts and ends; the trace's
+    top-level aten events go back (:mod:`.op_events`), not the trace (it is large)."""
+    import tempfile
+
+    import torch
+    from torch.profiler import ProfilerActivity, profile, record_function
+
+    from ..ir.serial_baseline import one_line
+    from .op_events import op_events
+
+    target, cap, inputs = _prepare(payload)
+    model = cap.scripted
+    out.update(model=target.name, mode=cap.mode)
+    runs = max(int(payload.get("runs", 5)), 1)
+    with torch.no_grad():
+        _phase("warm-up")
+        try:
+            for _ in range(max(int(payload.get("warmup", 3)), 1)):
+                model(*inputs)
+            _phase("profiled runs")
+            with profile(activities=[ProfilerActivity.CPU], with_stack=True,
+                         with_modules=True) as prof:
+                for _ in range(runs):
+                    with record_function(RUN_MARK):
+                        model(*inputs)
+                time.sleep(float(payload.get("settle_s", 0.05)))
+        except Exception as exc:  # noqa: BLE001
+            out["error"] = f"the model raised {one_line(exc)}"
+            return
+    _phase("export")
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="irviz-ops-")
+    os.close(fd)
+    try:
+        prof.export_chrome_trace(path)
+        with open(path, encoding="utf-8") as fh:
+            trace = json.load(fh)
+    finally:
+        os.unlink(path)
+    out["runs"] = runs
+    out["op_events"] = [e.to_dict() for e in op_events(trace, RUN_MARK)]
+
+
+#: the record_function around each profiled run
+RUN_MARK = "irviz::run"
+
+
 def main() -> None:
     real_stdout = os.fdopen(os.dup(1), "w")
     os.dup2(2, 1)  # whatever the model prints goes to stderr
@@ -455,6 +503,8 @@ def main() -> None:
         try:
             if payload.get("action") == "profile":
                 _profile(payload, out)
+            elif payload.get("action") == "profile_ops":
+                _profile_ops(payload, out)
             else:
                 _time(payload, out)
         except IrvizError as exc:

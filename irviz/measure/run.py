@@ -161,6 +161,23 @@ def profile(spec: str, mode: str = "script", inputs: str | None = None, *,
     return ProfileResult.from_child(result)
 
 
+def profile_ops(spec: str, mode: str = "script", inputs: str | None = None, *,
+                runs: int = 5, warmup: int = 3, timeout: float = 300.0) -> dict:
+    """``render --profile``: the model run ``runs`` times under torch.profiler in a child
+    process (Kineto with stacks has crashed forked models in-process), its top-level aten
+    events returned as ``{"op_events": [...], "runs": N}`` or ``{"error": str}``. Errors in
+    the user's spec, inputs or capture raise :class:`irviz.errors.IrvizError` subclasses."""
+    mode = _check_mode(mode)
+    result, error, _ = run_child(_payload(spec, mode, inputs, (None, None),
+                                          action="profile_ops", runs=runs, warmup=warmup,
+                                          settle_s=PROFILE_SETTLE_S), timeout)
+    if result is not None and result.get("user_error"):
+        _raise_user_error(result["user_error"])
+    if result is None:
+        return {"error": f"profiling failed: {error}"}
+    return result
+
+
 def measure(spec: str, mode: str = "script", inputs: str | None = None, *,
             settings: list[tuple[int, int]] | None = None,
             warmup: int = 3, repeats: int = 7, timeout: float = 300.0,

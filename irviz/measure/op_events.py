@@ -1,0 +1,118 @@
+"""A profiled run's Chrome trace -> the op events that can be put on IR nodes.
+
+Why it exists: ``torch.profiler`` with ``with_stack=True, with_modules=True`` gives every
+aten event of a TorchScript run its TorchScript call stack (``Call stack``, innermost
+first: ``linear.py(134): forward;model.py(7): forward``) and the module it ran in
+(``Module Hierarchy``: ``TOP(M)::forward.l1(Linear)::forward.``). Only the *top-level*
+aten events stand for IR nodes: ``aten::linear`` is the node, its ``aten::addmm`` child is
+part of its time (self time excludes them). Pure data in, data out: it runs in the
+profiling child (the trace is large) and in tests.
+"""
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass
+
+__all__ = ["OpEvent", "op_events", "module_path"]
+
+_FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
+_MODULE = re.compile(r"\.([A-Za-z0-9_]+)\([^)]*\)::")
+
+
+@dataclass(frozen=True)
+class OpEvent:
+    """One top-level aten op of one profiled run."""
+
+    name: str            # aten::linear
+    run: int             # which profiled run (0..)
+    order: int           # its place among the run's events (start time order)
+    tid: int
+    total_us: float      # with its children
+    self_us: float       # without its aten children
+    file: str | None     # innermost TorchScript frame: basename
+    line: int | None
+    module: str          # module path ("" = root, "layer1.0.conv1")
+    #: the op ran in a fork's task: ``module`` is relative to the forked module
+    forked: bool = False
+    #: the innermost fork site of a task's op: ``"model.py:37"``
+    fork_site: str | None = None
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def module_path(hierarchy: str | None) -> tuple[str, bool]:
+    """``TOP(M)::forward.l1(Linear)::forward.`` -> ``("l1", False)``; a method a module
+    calls on itself adds ``SELF``, which is dropped. A fork's task starts its own
+    hierarchy (``TOP(LSTM)::<forked function>.SELF(LSTM)::forward__0.``): its path is
+    relative to the forked module, and the second value says so."""
+    if not hierarchy:
+        return "", False
+    names = [n for n in _MODULE.findall(hierarchy) if n != "SELF"]
+    return ".".join(names), "<forked function>" in hierarchy
+
+
+def _frame(stack: str | None) -> tuple[str | None, int | None]:
+    for part in (stack or "").split(";"):
+        m = _FRAME.match(part.strip())
+        if m:
+            return os.path.basename(m.group(1)), int(m.group(2))
+    return None, None
+
+
+def _fork_site(stack: str | None) -> str | None:
+    for part in (stack or "").split(";"):
+        m = _FRAME.match(part.strip())
+        if m and m.group(3) == "<forked function>":
+            return f"{os.path.basename(m.group(1))}:{m.group(2)}"
+    return None
+
+
+def op_events(trace: dict, run_name: str = "forward") -> list[OpEvent]:
+    """The top-level aten events of each profiled run. A run is a top-level ``run_name``
+    event on the calling thread (the scripted module's call); events on other threads (a
+    fork's task) belong to the run whose interval holds their start."""
+    events = [e for e in trace.get("traceEvents", [])
+              if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
+    by_tid: dict[int, list[dict]] = {}
+    for e in events:
+        by_tid.setdefault(e["tid"], []).append(e)
+    runs: list[tuple[float, float]] = []
+    top: list[tuple[dict, float]] = []   # (event, time in aten children)
+    for tid, evs in by_tid.items():
+        evs.sort(key=lambda e: (e["ts"], -e["dur"]))
+        stack: list[dict] = []
+        child_us: dict[int, float] = {}
+        for e in evs:
+            end = e["ts"] + e["dur"]
+            while stack and stack[-1]["ts"] + stack[-1]["dur"] < end - 1e-3:
+                stack.pop()
+            aten_parent = next((p for p in reversed(stack)
+                                if p["name"].startswith("aten::")), None)
+            if e["name"] == run_name and not stack:
+                runs.append((e["ts"], end))
+            if e["name"].startswith("aten::"):
+                if aten_parent is None:
+                    top.append((e, 0.0))
+                    child_us[id(e)] = 0.0
+                elif id(aten_parent) in child_us and stack and stack[-1] is aten_parent:
+                    child_us[id(aten_parent)] += e["dur"]
+            stack.append(e)
+        top = [(e, child_us.get(id(e), 0.0)) if e["tid"] == tid else (e, c) for e, c in top]
+    runs.sort()
+    out: list[OpEvent] = []
+    counters: dict[int, int] = {}
+    for e, children in sorted(top, key=lambda ec: ec[0]["ts"]):
+        run = next((i for i, (start, end) in enumerate(runs) if start <= e["ts"] <= end), None)
+        if run is None:
+            continue
+        order = counters.get(run, 0)
+        counters[run] = order + 1
+        args = e.get("args") or {}
+        file, line = _frame(args.get("Call stack"))
+        module, forked = module_path(args.get("Module Hierarchy"))
+        out.append(OpEvent(e["name"], run, order, e["tid"], float(e["dur"]),
+                           max(float(e["dur"]) - children, 0.0), file, line, module, forked,
+                           _fork_site(args.get("Call stack")) if forked else None))
+    return out
