@@ -203,14 +203,21 @@ def main() -> None:
               help="Graphviz: the dot binary, or the embedded WebAssembly build.")
 @click.option("--lint", "with_lint", is_flag=True,
               help="Also run `irviz lint` (default rules) and draw its findings on the graph.")
+@click.option("--profile", "profile", is_flag=True,
+              help="Run the model under torch.profiler in a child process (warm-up, then "
+                   "--profile-runs runs) and draw each node's measured time: colour on a log "
+                   "scale, the slowest labelled, the share of aten time matched in the "
+                   "legend. Needs example inputs.")
+@click.option("--profile-runs", type=click.IntRange(min=1), default=5, show_default=True,
+              help="With --profile: how many profiled runs (medians are drawn).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_export_options
 @_config_option
 @_isolation_options
 def render(target, output, fmt, mode, inputs, depth, expand_library, show_checks, max_nodes,
-           focus, max_pages, verbose, engine, with_lint, quiet, debug, strict, export_dims,
-           config_path, isolate, timeout, memory_limit):
+           focus, max_pages, verbose, engine, with_lint, profile, profile_runs, quiet, debug,
+           strict, export_dims, config_path, isolate, timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
@@ -221,8 +228,8 @@ def render(target, output, fmt, mode, inputs, depth, expand_library, show_checks
     _run("render", "RenderRequest", debug, inputs, target=target, output=output, fmt=fmt,
          mode=mode, depth=depth, expand_library=expand_library, show_checks=show_checks,
          max_nodes=max_nodes, focus=focus, max_pages=max_pages, engine=engine,
-         lint=with_lint, verbose=verbose, quiet=quiet, strict=strict,
-         export_dims=tuple(export_dims))
+         lint=with_lint, profile=profile, profile_runs=profile_runs, verbose=verbose,
+         quiet=quiet, strict=strict, export_dims=tuple(export_dims))
 
 
 def _codes(values: tuple[str, ...]) -> list[str] | None:

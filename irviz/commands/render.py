@@ -30,6 +30,9 @@ class RenderRequest:
     engine: str = "auto"
     #: draw the lint findings (the same gate as ``irviz lint``)
     lint: bool = False
+    #: run the model under torch.profiler and draw the measured op times
+    profile: bool = False
+    profile_runs: int = 5
     #: ``--mode export``: strict torch.export, and ``--dynamic-dims`` as dynamic_shapes
     strict: bool = False
     export_dims: tuple[str, ...] = ()
@@ -81,6 +84,29 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
     return 2 if failed else 0
 
 
+def _profile(request: RenderRequest, workspace: Workspace, console: Console, target,
+             view) -> None:
+    """Measured op times onto ``view``'s graph (a child process runs the model)."""
+    from ..analyses.profile_times import COVERAGE, annotate_profile
+    from ..errors import InputsError
+    from ..measure.run import profile_ops
+
+    if workspace.inputs_for(target) is None:
+        raise InputsError(f"--profile runs {target.spec}, so it needs example inputs",
+                          hint='pass them with --inputs "torch.rand(3, 4)" or define '
+                               "`example_inputs` in the model file")
+    expression = workspace.inputs if isinstance(workspace.inputs, str) else None
+    result = profile_ops(target.spec, request.mode, expression, runs=request.profile_runs)
+    if result.get("error"):
+        console.say(f"note: {target.spec}: not profiled: {result['error']}")
+        return
+    annotate_profile(view.graph, result["op_events"], result["runs"])
+    coverage = view.graph.graph.get(COVERAGE)
+    console.say(f"note: {target.spec}: profiled {result['runs']} runs; "
+                + (f"{coverage:.0%} of the aten time matched to nodes" if coverage is not None
+                   else "no aten op ran"))
+
+
 def _render_one(request: RenderRequest, workspace: Workspace, console: Console, target,
                 path, options, engine: str, gate) -> None:
     from ..files import write_atomic
@@ -99,6 +125,9 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
             _say_warnings(console, getattr(exc, "warnings", None) or ())
             raise
     _say_findings(console, findings)
+    if request.profile:
+        with stages.stage("profile"):
+            _profile(request, workspace, console, target, view)
     for note in view.capture.notes:
         console.say(f"note: {target.spec}: {note}")
     _say_warnings(console, view.capture.warnings)

@@ -132,6 +132,10 @@ class _DotWriter:
         if overlapping(data) and category == "op":
             attrs["fillcolor"] = OVERLAP_FILL
             classes.append("irviz-overlap")
+        timed = self.labels.profile.fill(node)
+        if timed is not None:   # render --profile: the measured time's colour
+            attrs["fillcolor"] = timed
+            classes.append("irviz-profiled")
         self._highlight(attrs, classes, node, is_critical(data))
         self._diff(attrs, classes, diff_status(data))
         attrs["class"] = " ".join(classes)
@@ -172,6 +176,10 @@ class _DotWriter:
         attrs.update(label=label, tooltip=tooltip, id=f"irviz:{box}",
                      **{"class": "irviz-module"})
         classes = ["irviz-module"]
+        timed, _ = self.labels.profile.fill_of(self.plan.members.get(box, ()))
+        if timed is not None:   # render --profile: the sum of what the box holds
+            attrs["fillcolor"] = timed
+            classes.append("irviz-profiled")
         # a finding on a box is shown by its label and tooltip, not its border
         self._highlight(attrs, classes, box, self._any_critical(self.plan.members.get(box, ())),
                         finding=False)

@@ -20,6 +20,7 @@ from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
                         returned_shape)
 from ..ir.source import short_location, source_line
+from .profile_overlay import ProfileOverlay, fmt_us
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,
                    nodes_by_call)
@@ -144,6 +145,8 @@ class Labels:
         self._inside: dict[str, list[str]] | None = None
         self._short: dict[str | None, str | None] = {}
         self._numbers: dict[str, tuple[int, int]] | None = None
+        #: measured op times (``render --profile``), when the graph has them
+        self.profile = ProfileOverlay(G)
 
     def _call_number(self, cid: str) -> tuple[int, int] | None:
         """``(k, n)``: the call is the k-th of n calls of its module (:func:`.call_numbers`)."""
@@ -296,6 +299,9 @@ class Labels:
             if diff.get("right_kind") not in (None, kind):
                 title = diff["label"]
             rows += [w for w in diff["what"] if "::" not in w]
+        timed = self.profile.row(node)
+        if timed:
+            rows.append(_bold(_h(timed)))
         shapes = [format_shape(o) for o in data["outputs"]]
         shapes = [s for s in shapes if s]
         if shapes:
@@ -358,6 +364,7 @@ class Labels:
         if folded:
             lines.append("args: " + ", ".join(folded))
         lines += [f"guard: {g}" for g in data.get("guards", ())]
+        lines += self.profile.tooltip(node)
         lines += self._badge_tooltip(node)
         if WAITS in data:
             lines.append("waited by: " + (", ".join(self._loc(self.G.nodes[w].get("source"))
@@ -385,6 +392,10 @@ class Labels:
         frozen = self._frozen_inside(self.plan.members.get(box, ()), info["parent"])
         rows = [_bold(_truncate(info['label'], 60)), self._ops_row(ops, shown, cid)]
         rows += self._frozen_rows(frozen)
+        _, measured = self.profile.fill_of(self.plan.members.get(box, ()))
+        if measured:   # render --profile: what the call's ops took
+            rows.append(_font("detail", _h(f"{fmt_us(measured)} "
+                                           f"({measured / self.profile.total:.0%})")))
         training = info.get("irviz.training")
         if training:   # a BatchNorm traced in training mode
             rows.append(_font("warning", _h(training)))
@@ -616,6 +627,15 @@ class Labels:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
                         + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
                         + "</TD></TR>")
+            if self.profile.active:   # render --profile: the time ramp and its range
+                cells, line = self.profile.legend()
+                ramp = "".join(f'<TD BGCOLOR="{colour}"><FONT POINT-SIZE="9">{_h(text)}'
+                               '</FONT></TD>' for colour, text in cells)
+                rows.append('<TR><TD COLSPAN="{0}" BORDER="0"><TABLE BORDER="0" '
+                            'CELLBORDER="1" CELLSPACING="0" CELLPADDING="2"><TR>{1}</TR>'
+                            '</TABLE></TD></TR>'.format(span, ramp))
+                rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                            + _font("detail", _h(_truncate(line, 200))) + "</TD></TR>")
             if self.plan.badges or self.plan.unplaced_findings:   # what the badges mean
                 rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
                             + "".join(_font(color, _h(text)) for color, text in LEGEND_FINDINGS)

@@ -1,0 +1,96 @@
+"""Measured op times drawn on the graph (``render --profile``): colour, the hottest labels,
+the legend.
+
+It reads only what :mod:`irviz.analyses.profile_times` annotated: ``irviz.profile`` per
+node and the graph's coverage. Colours come from ColorBrewer's YlOrBr ramp (sequential and
+colorblind-safe) on a log scale between the fastest and the slowest matched node, so a
+40 ms LSTM and a 10 µs add are both readable; the legend gives the real range and how much
+of the profiled aten time was matched.
+"""
+from __future__ import annotations
+
+import math
+
+import networkx as nx
+
+from ..analyses.profile_times import COVERAGE, PROFILE, RUNS, UNMATCHED
+
+__all__ = ["ProfileOverlay", "RAMP", "fmt_us"]
+
+#: ColorBrewer YlOrBr, light to dark, without its darkest steps (the labels' dark text
+#: must stay readable on every step)
+RAMP = ("#ffffd4", "#fee391", "#fec44f", "#fe9929", "#ec7014")
+#: how many of the slowest nodes get their time in the label
+TOP_N = 5
+
+
+def fmt_us(us: float) -> str:
+    if us >= 1000:
+        return f"{us / 1000:.3g} ms"
+    return f"{us:.3g} µs"
+
+
+class ProfileOverlay:
+    """What the picture shows of a profile; ``active`` is False without one."""
+
+    def __init__(self, G: nx.DiGraph):
+        self.G = G
+        self.times = {n: d[PROFILE]["total_us"] for n, d in G.nodes(data=True)
+                      if PROFILE in d and d[PROFILE]["total_us"] > 0}
+        self.active = COVERAGE in G.graph and bool(self.times)
+        if not self.active:
+            return
+        self.lo, self.hi = min(self.times.values()), max(self.times.values())
+        self.total = sum(self.times.values())
+        self.top = sorted(self.times, key=lambda n: -self.times[n])[:TOP_N]
+
+    def _step(self, us: float) -> int:
+        if self.hi <= self.lo:
+            return len(RAMP) - 1
+        x = (math.log(us) - math.log(self.lo)) / (math.log(self.hi) - math.log(self.lo))
+        return min(int(x * len(RAMP)), len(RAMP) - 1)
+
+    def fill(self, node: str) -> str | None:
+        us = self.times.get(node) if self.active else None
+        return RAMP[self._step(us)] if us else None
+
+    def fill_of(self, nodes) -> tuple[str | None, float]:
+        """A box's colour and time: the sum of the nodes it holds."""
+        us = sum(self.times.get(n, 0.0) for n in nodes) if self.active else 0.0
+        return (RAMP[self._step(max(us, self.lo))] if us else None), us
+
+    def row(self, node: str) -> str | None:
+        """``2.9 ms (41%)`` for the slowest nodes, else None."""
+        if not self.active or node not in self.top:
+            return None
+        us = self.times[node]
+        return f"{fmt_us(us)} ({us / self.total:.0%})"
+
+    def tooltip(self, node: str) -> list[str]:
+        data = self.G.nodes[node].get(PROFILE)
+        if not data:
+            return []
+        return [f"measured: {fmt_us(data['total_us'])} with its children, "
+                f"{fmt_us(data['self_us'])} self, {data['calls']} call(s) per run "
+                f"(median of {self.G.graph.get(RUNS)} runs)"]
+
+    def legend(self) -> tuple[list[tuple[str, str]], str]:
+        """The ramp's cells ``(colour, time)`` and one line: range, coverage, unmatched."""
+        cells = []
+        for i, colour in enumerate(RAMP):
+            if self.hi <= self.lo:
+                us = self.hi
+            else:
+                us = math.exp(math.log(self.lo) + (math.log(self.hi) - math.log(self.lo))
+                              * i / len(RAMP))
+            cells.append((colour, f"≥ {fmt_us(us)}"))
+        coverage = self.G.graph.get(COVERAGE)
+        line = (f"measured time per node (log scale): {fmt_us(self.lo)} … {fmt_us(self.hi)}, "
+                f"median of {self.G.graph.get(RUNS)} runs; "
+                + (f"{coverage:.0%} of the profiled aten time matched to nodes"
+                   if coverage is not None else "no aten time profiled"))
+        unmatched = self.G.graph.get(UNMATCHED) or []
+        if unmatched:
+            line += "; not matched: " + ", ".join(
+                f"{u['name']} {fmt_us(u['total_us'])}" for u in unmatched[:3])
+        return cells, line
