@@ -136,10 +136,14 @@ def constant_label(node: torch._C.Node) -> tuple[str, dict | None]:
     folded)``), shape and dtype from the tensor itself. Both builders use it."""
     tensor = node.t("value") if node.hasAttribute("value") \
         and node.kindOf("value") == "t" else None
-    if tensor is not None and tensor.numel() != 1:
-        return (constant_name(node.output().debugName()),
-                {**tensor_info(tensor), "type": "Tensor"})
-    return (_attr_repr(node, "value") if node.hasAttribute("value") else "None"), None
+    text = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
+    if tensor is None or tensor.numel() == 1:
+        return text, None
+    name = node.output().debugName()
+    # a weight freezing made keeps its parameter's name; an unnamed tensor (a trace's
+    # constant) reads as its shape, ``tensor(3×4)``, as before
+    label = constant_name(name) if not name.split(".")[0].isdigit() else text
+    return label, {**tensor_info(tensor), "type": "Tensor"}
 
 
 class _Builder:

@@ -126,10 +126,16 @@ def _exact(G) -> list[tuple]:
     out = []
     for kind, source, _consts, node in canonical(G):
         data = G.nodes[node]
-        consts = tuple(G.nodes[p[0]]["label"] for p in data["inputs"]
+        consts = tuple(_const(G.nodes[p[0]]) for p in data["inputs"]
                        if len(p) == 1 and p[0] in G and G.nodes[p[0]].get("hidden"))
         out.append((kind, source, consts, node))
     return out
+
+
+def _const(data: dict) -> tuple:
+    """A folded input as compared: its label, and a tensor constant's shape and dtype."""
+    out = data["outputs"][0] if data.get("outputs") else {}
+    return data["label"], tuple(out.get("shape") or ()), out.get("dtype")
 
 
 def _candidates(lines: list[tuple[str, int]]) -> list[tuple[str, int]]:
