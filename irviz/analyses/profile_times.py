@@ -66,11 +66,31 @@ def _fork_site_of(G: nx.DiGraph, data: dict) -> str | None:
 
 
 def _fits(scope: str, module: str, forked: bool) -> bool:
-    """A node in module ``scope`` can be the event's: the same module, or, for an event in
-    a fork's task (its path relative to the forked module), one ending in that path."""
-    if not forked:
-        return scope == module
-    return not module or scope == module or scope.endswith("." + module)
+    """A node in module ``scope`` can be the event's. The profiler names only the modules
+    that were *called*: a ``ModuleList``'s items appear without the list (``encoder.0``
+    for ``encoder.layer.0``, ``0.attention`` for ``layers.0.attention``), so the scope may
+    have extra components, each one just before a list index; both paths end in the same
+    module, and a node whose path is the event's exactly is preferred. A fork's task names
+    its path relative to the forked module: what lies above it is skipped."""
+    want = module.split(".") if module else []
+    have = scope.split(".") if scope else []
+    if not want:
+        return forked or not have
+    if not have or have[-1] != want[-1]:
+        return False
+    if forked and len(have) > len(want):   # relative to the forked module: its end
+        have = have[len(have) - len(want):] if have[len(have) - len(want):] == want else have
+    i = j = 0
+    while i < len(have) and j < len(want):
+        if have[i] == want[j]:
+            i, j = i + 1, j + 1
+        elif i + 1 < len(have) and have[i + 1].isdigit():   # a list the profiler left out
+            i += 1
+        elif forked and j == 0:   # the path above the forked module
+            i += 1
+        else:
+            return False
+    return i == len(have) and j == len(want)
 
 
 def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
@@ -93,8 +113,10 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
     unmatched: dict[str, float] = {}
     total = matched = 0.0
     for key, per_run in grouped.items():
-        nodes = [n for n, scope, site in by_line.get(key[:3], [])
-                 if _fits(scope, key[3], key[4]) and (key[5] is None or site == key[5])]
+        here = [(n, scope) for n, scope, site in by_line.get(key[:3], [])
+                if key[5] is None or site == key[5]]
+        nodes = [n for n, scope in here if scope == key[3]] or \
+            [n for n, scope in here if _fits(scope, key[3], key[4])]
         for run, evs in per_run.items():
             time_us = sum(e["total_us"] for e in evs)
             total += time_us
