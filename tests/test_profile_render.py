@@ -94,3 +94,19 @@ def test_the_trace_events_are_read_as_top_level_ops_per_run():
     assert events[1].fork_site == "model.py:37"
     assert module_path("TOP(M)::forward.stem(Conv2d)::forward.SELF(Conv2d)::_conv_forward.") \
         == ("stem", False)
+
+
+def test_an_event_module_path_fits_the_scope_it_was_called_in():
+    from irviz.analyses.profile_times import _fits
+
+    # a ModuleList the profiler leaves out, at the top and inside
+    assert _fits("encoder.layer.0.attention.self.query", "encoder.0.attention.self.query",
+                 False)
+    assert _fits("layers.0.attention.q_proj", "0.attention.q_proj", False)
+    # a called module is never left out: attention.output.dense is not output.dense
+    assert not _fits("encoder.layer.0.attention.output.dense", "encoder.0.output.dense", False)
+    assert not _fits("encoder.layer.1.attention.self.query", "encoder.0.attention.self.query",
+                     False)
+    # a fork's task: relative to the forked module
+    assert _fits("models.2.cell_b", "cell_b", True) and _fits("models.2.cell_f", "", True)
+    assert not _fits("models.2.cell_f", "", False) and not _fits("block.l1", "l1", False)
