@@ -254,7 +254,8 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @click.option("--mode", type=click.Choice(["both", "script", "trace", "export"]),
               default="both", show_default=True,
               help="Which captures to compare: script, trace (needs inputs), or both; "
-                   "export runs torch.export only (its migration rules are not written yet).")
+                   "export: the migration rules IRV5xx (torch.export against the scripted "
+                   "model; `irviz migrate` converts and checks outputs).")
 @click.option("--strict", is_flag=True,
               help="--mode export: torch.export.export(strict=True) (Dynamo).")
 @click.option("--inputs", metavar="EXPR", help="Example inputs (see `irviz render`).")
