@@ -11,7 +11,7 @@ import torch
 from click.testing import CliRunner
 
 from irviz.cli import main
-from conftest import SAMPLES, shows_irviz_traceback
+from conftest import SAMPLES, requires_dot, shows_irviz_traceback
 
 
 def run(*args, cwd=None):
@@ -211,3 +211,19 @@ def test_wasm_engine_renders_without_the_binary(monkeypatch, outdir):
     result = run(f"{SAMPLES / 'my_cell.py'}:MyCell", "-o", f"{outdir}/")
     assert result.exit_code == 0, result.stderr
     assert (outdir / "my_cell.MyCell.svg").read_bytes().lstrip().startswith(b"<?xml")
+
+
+@requires_dot
+def test_o_picks_png_or_pdf_from_the_extension_and_refuses_an_unknown_one(tmp_path):
+    for suffix, magic in (("png", b"\x89PNG"), ("pdf", b"%PDF")):
+        out = tmp_path / f"cell.{suffix}"
+        result = run(SAMPLES / "decision_gate.py:MyCell", "-o", out, "--engine", "dot")
+        assert result.exit_code == 0, result.stderr
+        assert out.read_bytes().startswith(magic)
+    for args, fragment in ((["-o", tmp_path / "cell.jpg"], "does not write .jpg"),
+                           (["-o", tmp_path / "cell.png", "--engine", "wasm"],
+                            "needs Graphviz's dot binary"),
+                           (["-o", tmp_path / "x.png", "--format", "dot"],
+                            "ends in .png but --format is dot")):
+        assert_user_error(run(SAMPLES / "decision_gate.py:MyCell", *args), fragment)
+    assert not (tmp_path / "cell.jpg").exists() and not (tmp_path / "x.png").exists()

@@ -5,14 +5,19 @@ import sys
 import time
 import warnings
 from dataclasses import dataclass
+from pathlib import Path
 
-from ..errors import CaptureError
+from ..errors import CaptureError, UsageError
 from ..exits import INTERNAL_ERROR, fail
 from ..output import RENDER_FORMATS, output_paths, output_stem
 from ..paths import display_path
 from ..progress import Stages
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
+
+
+#: pictures irviz draws only through Graphviz's dot binary, chosen by ``-o``'s extension
+PICTURE_FORMATS = ("png", "pdf")
 
 
 @dataclass(frozen=True)
@@ -50,11 +55,18 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
         from ..render import engines
         from ..render.dot import RenderOptions
 
+        request = _format_from_output(request)
         workspace.set_export_options(request.mode, request.strict, request.export_dims,
                                      console.say)
         engine = request.engine
-        if request.fmt in ("svg", "html"):
+        if request.fmt in ("svg", "html") + PICTURE_FORMATS:
             engine = engines.resolve_engine(engine)
+        if request.fmt in PICTURE_FORMATS and engine != "dot":
+            raise UsageError(f"-o {request.output}: a .{request.fmt} needs Graphviz's dot "
+                             "binary; the embedded engine draws SVG only",
+                             hint="install Graphviz (apt-get install graphviz), or write "
+                                  "an .svg and convert it (rsvg-convert -f "
+                                  f"{request.fmt})")
         gate = None
         if request.lint:
             from ..lint.gate import Gate
@@ -66,7 +78,8 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
             console.say(f"skipped {name}: {reason}")
         targets = workspace.targets(request.target)
         paths = output_paths(request.output, [t.name for t in targets],
-                             output_stem(request.target), request.fmt, RENDER_FORMATS)
+                             output_stem(request.target), request.fmt,
+                             RENDER_FORMATS + PICTURE_FORMATS)
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
 
@@ -141,8 +154,8 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
             console.say(f"note: {target.spec}: {note}")
         if request.fmt == "html":
             data = _html(request, view, dot_text, engine, stages, console, target)
-        elif request.fmt == "svg":
-            data = _svg(view, dot_text, engine, stages, console)
+        elif request.fmt in ("svg",) + PICTURE_FORMATS:
+            data = _svg(view, dot_text, engine, stages, console, request.fmt)
         else:
             data = dot_text.encode("utf-8")
     if path is None:
@@ -186,13 +199,34 @@ def _html(request, view, dot_text, engine, stages, console, target) -> bytes:
                            pages=pages).encode("utf-8")
 
 
-def _svg(view, dot_text, engine, stages, console) -> bytes:
+def _format_from_output(request: RenderRequest) -> RenderRequest:
+    """``-o graph.png`` / ``.pdf`` draws that format (through Graphviz); an extension irviz
+    does not write is refused before any work (it used to get SVG bytes)."""
+    from dataclasses import replace
+
+    out = request.output
+    if not out or out == "-" or out.endswith(("/", "\\")) or Path(out).is_dir():
+        return request
+    suffix = Path(out).suffix.lower()[1:]
+    if suffix in PICTURE_FORMATS:
+        if request.fmt != "svg":
+            raise UsageError(f"-o {out} ends in .{suffix} but --format is {request.fmt}",
+                             hint=f"drop --format to write a .{suffix}")
+        return replace(request, fmt=suffix)
+    if suffix and suffix not in RENDER_FORMATS:
+        raise UsageError(f"-o {out}: irviz does not write .{suffix} files",
+                         hint="name the file .svg, .html, .dot, .json, .png or .pdf, or "
+                              "pass a directory ending in /")
+    return request
+
+
+def _svg(view, dot_text, engine, stages, console, fmt: str = "svg") -> bytes:
     from ..render import engines
 
     with stages.stage(f"layout ({view.drawn_nodes} nodes, {engine})"):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", RuntimeWarning)
-            data = engines.render(dot_text, "svg", engine)
+            data = engines.render(dot_text, fmt, engine)
     for w in {str(c.message) for c in caught}:
         console.say(f"note: {w.removeprefix('irviz: ')}")
     return data
