@@ -153,7 +153,9 @@ def test_diff_right_optimize_names_each_folded_batch_norm(net_file):
     assert kinds.count("batch norm folded") == 3
     layout = [s["text"] for s in steps if s["kind"] == "layout"]
     assert "+ to mkldnn layout before stem (conv (mkldnn))" in layout
-    assert any(t.startswith("+ to dense layout after") for t in layout)
+    # an inlined library op is named by the module it ran in, not by torch's source line
+    assert "+ to dense layout after pool (adaptive_avg_pool2d)" in layout, layout
+    assert not any("functional.py" in t for t in layout), layout
     assert "fc: linear -> matmul + add (the weight transposed once, ahead of time)" in \
         [s["text"] for s in steps]
 
@@ -189,3 +191,23 @@ def test_mobile_without_xnnpack_is_a_clear_user_error(net_file):
         assert result.exit_code == 2, result.output
         assert "built without XNNPACK" in result.stderr
         assert "Traceback" not in result.stderr
+
+
+def test_the_freeze_picture_draws_inlined_calls_as_kept_not_removed(net_file, tmp_path):
+    """Freezing inlines every module call: ``stem: Conv2d`` still runs (its weight now holds
+    the batch norm, so it is changed), ``fc: Linear`` is the same, only the batch norms
+    are removed."""
+    import re
+
+    out = tmp_path / "freeze.svg"
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:Net", "--right-optimize", "freeze",
+                                       "--format", "svg", "-o", str(out)])
+    assert result.exit_code == 1, result.stderr
+    svg = out.read_text().replace("&#45;", "-")
+    # one box per module call: its class names its diff status, its tooltip the call
+    status = {name: cls for cls, name in re.findall(
+        r'<g id="irviz:box:[^"]*" class="node irviz-module[^"]* irviz-diff-(\w+)[^"]*">\s*<title>[^<]*</title>\s*'
+        r'<g id="a_irviz:box:[^"]*"><a xlink:title="method call: ([\w.]+): ', svg)}
+    assert status["bn"] == status["layer1.bn1"] == status["layer1.bn2"] == "removed", status
+    assert status["stem"] == status["layer1.conv1"] == status["layer1.conv2"] == "changed"
+    assert status["fc"] == "same", status

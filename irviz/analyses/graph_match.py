@@ -688,6 +688,38 @@ def _right_id(node: str) -> str:
     return f"r:{node}"
 
 
+def _inlined_calls(diff: GraphDiff, L: nx.DiGraph, pairs: dict,
+                   left_status: dict) -> dict[str, str]:
+    """Left-only call containers whose ops the right still runs, inlined (freezing inlines
+    every module call; a trace flattens a scripted function): ``same`` when all their
+    drawn ops are paired and unchanged, ``changed`` when some are. Such a call is not
+    *removed*: ``stem: Conv2d`` with its weight folded is changed, ``fc: Linear`` the same."""
+    blocks = L.graph["blocks"]
+    kids: dict[str, list[str]] = {}
+    for cid, info in blocks.items():
+        if info["parent"] is not None:
+            kids.setdefault(info["parent"], []).append(cid)
+    own: dict[str, list[str]] = {}
+    for n, data in L.nodes(data=True):
+        if not data.get("hidden") and data["kind"] not in _IO:
+            own.setdefault(data["block"], []).append(n)
+    out: dict[str, str] = {}
+    for cid, info in blocks.items():
+        if cid in diff.containers or info["kind"] not in ("method", "function"):
+            continue
+        todo, inner = [cid], []
+        while todo:
+            c = todo.pop()
+            inner += own.get(c, ())
+            todo += kids.get(c, ())
+        kept = [n for n in inner if n in pairs]
+        if kept:
+            same = len(kept) == len(inner) and all(
+                left_status.get(n, "same") == "same" for n in kept)
+            out[cid] = "same" if same else "changed"
+    return out
+
+
 def union_graph(diff: GraphDiff, title: str | None = None) -> nx.DiGraph:
     """Both graphs as one, for the renderer: the left graph's nodes and containers (paired
     right nodes are their left partner), and the right-only ones with ids ``r:<id>``,
@@ -779,9 +811,12 @@ def union_graph(diff: GraphDiff, title: str | None = None) -> nx.DiGraph:
 
     for cid in later.get(None, ()):
         add_right_block(cid)
+    inlined = _inlined_calls(diff, L, pairs, status["left"])
     for cid, info in L.graph["blocks"].items():
         partner = diff.containers.get(cid)
         record = {"status": "same" if partner else "removed", "left": cid, "right": partner}
+        if cid in inlined:   # its ops are still there, inlined on the right
+            record.update(status=inlined[cid], inlined=True)
         if partner and right_blocks[partner]["label"] != info["label"]:
             record["right_label"] = right_blocks[partner]["label"]   # another class
         blocks[cid] = {**info, DIFF: record}

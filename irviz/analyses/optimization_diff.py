@@ -35,6 +35,8 @@ _CONV_OPS = ("aten::conv1d", "aten::conv2d", "aten::conv3d", "aten::_convolution
              "prepacked::conv2d_clamp_run", "prepacked::conv2d_transpose_clamp_run")
 _LINEAR_OPS = ("aten::matmul", "aten::linear", "aten::addmm", "prepacked::linear_clamp_run",
                "aten::mm")
+#: ops that read a tensor's metadata only: a layout conversion for them copies for nothing
+_SIZE_OPS = {"aten::size", "aten::dim", "aten::numel", "prim::shape", "aten::len"}
 _LAYOUT_OPS = ("aten::to_mkldnn", "aten::to_dense", "prim::BroadcastMKLDNNTensors")
 
 #: step kinds, in the order a report lists them
@@ -101,6 +103,7 @@ class _Explainer:
         self.removed = {e.left: e for e in diff.removed}
         self.added = {e.right: e for e in diff.added}
         self.changed = {c.left: c for c in diff.changed}
+        self.rpairs = {b: a for a, b in diff.pairs.items()}
         self.report = OptimizationReport(how)
         #: right node -> the left module it stands for (an inlined convolution has no scope)
         self.names: dict[str, str] = {}
@@ -117,6 +120,10 @@ class _Explainer:
     def _where(self, node: str) -> str:
         if node in self.names:
             return f"{self.names[node]} ({self.R.nodes[node]['label']})"
+        left = self.rpairs.get(node)
+        scope = self.L.nodes[left].get("scope") if left is not None else None
+        if scope:   # an op the optimization inlined: named by the module it ran in
+            return f"{scope} ({self.R.nodes[node]['label']})"
         return _where(self.R, node)
 
     def _members(self, cid: str) -> set[str]:
@@ -205,6 +212,9 @@ class _Explainer:
                 before = [p for p in self.R.predecessors(node)
                           if not self.R.nodes[p].get("hidden")]
                 text = f"+ {label} after " + (self._where(before[0]) if before else "the input")
+                readers = {self.R.nodes[s]["kind"] for s in self.R.successors(node)}
+                if readers and readers <= _SIZE_OPS:
+                    text += " (only its size is read)"
             else:
                 after = sorted(self.R.successors(node))
                 text = f"+ {label} before " + (self._where(after[0]) if after else "the end")

@@ -426,7 +426,9 @@ class _Planner:
             outside = focus is not None and cid not in focus
             if self._changed is not None:  # a diff: open only what changed, and a torch.nn
                 # call present on one side only as one box (one entry, as the text says)
-                one_sided = (info.get(DIFF) or {}).get("status") in ("added", "removed")
+                record = info.get(DIFF) or {}
+                one_sided = record.get("status") in ("added", "removed") or \
+                    record.get("inlined", False)   # a call the right side runs inlined
                 outside = cid not in self._changed
                 library = outside or (one_sided and not self.opt.expand_library
                                       and cid in self._library)
