@@ -211,3 +211,36 @@ def test_the_freeze_picture_draws_inlined_calls_as_kept_not_removed(net_file, tm
     assert status["bn"] == status["layer1.bn1"] == status["layer1.bn2"] == "removed", status
     assert status["stem"] == status["layer1.conv1"] == status["layer1.conv2"] == "changed"
     assert status["fc"] == "same", status
+
+
+def test_a_bytecode_only_lite_file_says_what_can_and_cannot_be_drawn(net_file, tmp_path):
+    """A lite-interpreter zip without the TorchScript code beside its bytecode (what is left
+    when a tool keeps only what the mobile runtime reads): it runs, it cannot be drawn."""
+    import zipfile
+
+    full = tmp_path / "full.ptl"
+    torch.jit.script(_net(net_file))._save_for_lite_interpreter(str(full))
+    path = tmp_path / "bytecode_only.ptl"
+    with zipfile.ZipFile(full) as zin, zipfile.ZipFile(path, "w") as zout:
+        for info in zin.infolist():
+            if "/code/" not in info.filename and not info.filename.endswith("/constants.pkl"):
+                zout.writestr(info, zin.read(info))
+    from torch.jit.mobile import _load_for_lite_interpreter
+
+    assert _load_for_lite_interpreter(str(path))(torch.rand(1, 3, 8, 8)).shape == (1, 10)
+    out = tmp_path / "bytecode_only.svg"
+    result = CliRunner().invoke(main, ["render", str(path), "--inputs", "torch.rand(1, 3, 8, 8)",
+                                       "-o", str(out)])
+    assert result.exit_code == 2, result.output
+    assert "holds only lite-interpreter bytecode" in result.stderr
+    assert "cannot be drawn" in result.stderr and "aten::conv2d" in result.stderr
+    assert "_save_for_lite_interpreter" in result.stderr   # the way to a drawable file
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+def test_a_flatbuffer_lite_file_renders(net_file, tmp_path):
+    path = tmp_path / "net_flatbuffer.ptl"
+    torch.jit.script(_net(net_file))._save_for_lite_interpreter(str(path), _use_flatbuffer=True)
+    [view] = visualize(str(path), inputs=(torch.rand(1, 3, 8, 8),))
+    fc = [d for d in view.graph.nodes.values() if d["kind"] == "aten::linear"]
+    assert fc and fc[0]["outputs"][0]["shape"] == [1, 10]

@@ -63,6 +63,8 @@ def load_archive(location: str) -> LoadResult:
         with quiet_torch_warnings():
             obj, unit = _jit_load(path)
     except Exception as exc:  # noqa: BLE001 - torch raises RuntimeError, ValueError, ...
+        if _bytecode_only(path):
+            raise _bytecode_only_error(location) from None
         raise ModelLoadError(
             f"{location} is not a TorchScript archive: {_archive_diagnosis(path)}",
             hint="irviz accepts only archives written by torch.jit.save() or ScriptModule.save(); "
@@ -85,6 +87,39 @@ def _jit_load(path: Path) -> tuple[Any, Any]:
     except TypeError:
         return torch.jit.load(str(path), map_location="cpu"), None
     return torch.jit._recursive.wrap_cpp_module(cpp), unit
+
+
+def _bytecode_only(path: Path) -> bool:
+    """A lite-interpreter zip with its bytecode (``bytecode.pkl``) but without the TorchScript
+    code and constants ``_save_for_lite_interpreter`` writes beside it."""
+    try:
+        with zipfile.ZipFile(path) as zf:
+            names = zf.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return False
+    return any(n.endswith("/bytecode.pkl") for n in names) and not any(
+        "/code/" in n or n.endswith("/constants.pkl") for n in names)
+
+
+def _bytecode_only_error(location: str) -> ModelLoadError:
+    """What such a file holds and what irviz can draw of it (nothing: the lite interpreter's
+    bytecode is a flat instruction list without the graph; its operators are listed)."""
+    ops = ""
+    try:
+        from torch.jit.mobile import _export_operator_list, _load_for_lite_interpreter
+
+        with quiet_torch_warnings(), quiet_output():
+            names = sorted(_export_operator_list(_load_for_lite_interpreter(location)))
+        ops = f"it runs {len(names)} operators: {', '.join(names)}"
+    except Exception as exc:  # noqa: BLE001 - a damaged file: say what torch said
+        ops = f"the lite interpreter cannot load it either: {_torch_said(exc)}"
+    return ModelLoadError(
+        f"{location} holds only lite-interpreter bytecode, without the TorchScript code "
+        "irviz draws: its graph cannot be drawn (only its operator list is known)",
+        hint="draw the model before it was saved: the scripted module, its .pt "
+             "(torch.jit.save), or a .ptl written by _save_for_lite_interpreter, which keeps "
+             "the TorchScript code beside the bytecode",
+        detail=ops)
 
 
 def is_exported_archive(path: Path) -> bool:
