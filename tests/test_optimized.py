@@ -244,3 +244,55 @@ def test_a_flatbuffer_lite_file_renders(net_file, tmp_path):
     [view] = visualize(str(path), inputs=(torch.rand(1, 3, 8, 8),))
     fc = [d for d in view.graph.nodes.values() if d["kind"] == "aten::linear"]
     assert fc and fc[0]["outputs"][0]["shape"] == [1, 10]
+
+
+QUANTIZED = textwrap.dedent("""
+    import torch
+    from torch import nn
+
+    class MLP(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(16, 32)
+            self.fc2 = nn.Linear(32, 4)
+
+        def forward(self, x):
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    def frozen_quantized():
+        model = torch.ao.quantization.quantize_dynamic(MLP().eval(), {nn.Linear},
+                                                       dtype=torch.qint8)
+        return torch.jit.freeze(torch.jit.script(model))
+
+    example_inputs = {"frozen_quantized": lambda: (torch.rand(2, 16),)}
+""")
+
+
+def test_a_frozen_packed_object_folds_by_its_name_not_its_address(tmp_path):
+    """Freezing a dynamically quantized model folds its packed weights into constant
+    objects (as optimize_for_mobile folds XNNPACK op contexts): hidden, and read as the
+    attribute they were, never ``<torch.ScriptObject object at 0x...>``."""
+    from irviz.ir.model import object_constant_label
+
+    path = tmp_path / "quantized.py"
+    path.write_text(QUANTIZED)
+    out = tmp_path / "q.json"
+    result = CliRunner().invoke(main, ["render", f"{path}:frozen_quantized()", "--format",
+                                       "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    nodes = json.loads(out.read_text())["nodes"]
+    packed = [n for n in nodes if n["kind"] == "prim::Constant"
+              and n["outputs"][0]["type"].endswith("LinearPackedParamsBase")]
+    assert sorted(n["label"] for n in packed) == ["fc1._packed_params", "fc2._packed_params"]
+    assert all(n["hidden"] for n in packed)
+    linears = [n for n in nodes if n["kind"] == "quantized::linear_dynamic"]
+    assert [n["label"] for n in linears] == ["linear (dynamic quantized)"] * 2
+    assert [n["outputs"][0]["shape"] for n in linears] == [[2, 32], [2, 4]]
+    svg = tmp_path / "q.svg"
+    result = CliRunner().invoke(main, ["render", f"{path}:frozen_quantized()", "-o", str(svg)])
+    assert result.exit_code == 0, result.stderr
+    assert "W_prepack=fc1._packed_params" in svg.read_text()
+    assert "ScriptObject" not in svg.read_text()
+    # an unnamed one (a context a pass made) reads as its class
+    assert object_constant_label("12", "__torch__.torch.classes.xnnpack.Conv2dOpContext") == \
+        "Conv2dOpContext"

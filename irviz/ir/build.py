@@ -22,8 +22,8 @@ import torch
 
 from ..errors import GraphBuildError
 from ..frontends.capture import Capture
-from .model import (CONSTANT_KINDS, OPTIMIZED_OP_LABELS, constant_name, demangle, tensor_info,
-                    value_info)
+from .model import (CONSTANT_KINDS, OPTIMIZED_OP_LABELS, constant_name, demangle,
+                    object_constant_label, tensor_info, value_info)
 from .archive_debug import ArchiveDebugInfo
 from .graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child, find_function as
                          _find_function, function_units, ins as _ins, method_graph as
@@ -134,6 +134,9 @@ def constant_label(node: torch._C.Node) -> tuple[str, dict | None]:
     """A constant's label, and for a tensor of more than one element (a frozen weight, a
     trace's mask) its value record: named after its value (``layer1.conv1.weight (bn
     folded)``), shape and dtype from the tensor itself. Both builders use it."""
+    if node.output().type().kind() == "ClassType":   # packed params, a prepacked context
+        return object_constant_label(node.output().debugName(),
+                                     node.output().type().annotation_str), None
     tensor = node.t("value") if node.hasAttribute("value") \
         and node.kindOf("value") == "t" else None
     text = _attr_repr(node, "value") if node.hasAttribute("value") else "None"

@@ -152,6 +152,20 @@ def constant_name(debug_name: str) -> str:
         name = "constant"
     return name + (f" ({', '.join(notes)})" if notes else "")
 
+def object_constant_label(debug_name: str, type_name: str) -> str:
+    """A constant object's label: what freezing a quantized model or ``optimize_for_mobile``
+    folds (packed weights, an XNNPACK op context) is named by its attribute
+    (``fc1._packed_params``; the consumer's argument says it is packed: ``W_prepack=``), an
+    unnamed one by its class (``Conv2dOpContext``), never by its address in memory."""
+    cls = type_name.rsplit(".", 1)[-1]
+    name = constant_name(debug_name) if not debug_name.split(".")[0].isdigit() else ""
+    parts = name.split(".")
+    if len(parts) > 1 and parts[-1] == parts[-2]:   # fc1._packed_params._packed_params
+        parts.pop()
+    name = ".".join(parts)
+    return name if name and name != "constant" else cls
+
+
 _DTYPES = {
     "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
     "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
