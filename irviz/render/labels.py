@@ -242,6 +242,8 @@ class Labels:
             return data["label"]
         if data["kind"] in ("prim::GetAttr", *CONSTANT_KINDS):  # a parameter, a frozen weight
             shape = format_shape(data["outputs"][0]) if data["outputs"] else None
+            if shape and data["label"].startswith("tensor("):   # unnamed (a saved frozen
+                return shape   # archive's, a pass's): its shape once, not tensor(8×3): 8×3
             return f"{data['label']}: {shape}" if shape else data["label"]
         if data["kind"] in ("prim::ListConstruct", "prim::TupleConstruct"):
             items = [self.const_text(p[0]) for p in data["inputs"] if p]
