@@ -51,8 +51,47 @@ NET = textwrap.dedent("""
         def forward(self, x):
             return torch.relu(self.conv(x))
 
+    class BasicBlock(nn.Module):   # torchvision's, smaller
+        def __init__(self, cin, cout, stride=1):
+            super().__init__()
+            self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+            self.bn1 = nn.BatchNorm2d(cout)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+            self.bn2 = nn.BatchNorm2d(cout)
+            self.downsample = None
+            if stride != 1 or cin != cout:
+                self.downsample = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                                nn.BatchNorm2d(cout))
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.bn2(self.conv2(out))
+            if self.downsample is not None:
+                identity = self.downsample(x)
+            return self.relu(out + identity)
+
+    class ResNet(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 7, 2, 3, bias=False)
+            self.bn1 = nn.BatchNorm2d(8)
+            self.relu = nn.ReLU(inplace=True)
+            self.maxpool = nn.MaxPool2d(3, 2, 1)
+            self.layer1 = nn.Sequential(BasicBlock(8, 8), BasicBlock(8, 8))
+            self.layer2 = nn.Sequential(BasicBlock(8, 16, 2), BasicBlock(16, 16))
+            self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x):
+            x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+            x = self.layer2(self.layer1(x))
+            return self.fc(torch.flatten(self.avgpool(x), 1))
+
     example_inputs = {"Net": lambda: (torch.rand(2, 3, 16, 16),),
-                      "NoNorm": lambda: (torch.rand(2, 3, 16, 16),)}
+                      "NoNorm": lambda: (torch.rand(2, 3, 16, 16),),
+                      "ResNet": lambda: (torch.rand(2, 3, 32, 32),)}
 """)
 
 
@@ -300,3 +339,29 @@ def test_a_frozen_packed_object_folds_by_its_name_not_its_address(tmp_path):
     # an unnamed one (a context a pass made) reads as its class
     assert object_constant_label("12", "__torch__.torch.classes.xnnpack.Conv2dOpContext") == \
         "Conv2dOpContext"
+
+
+def test_a_torchvision_style_resnet_diff_is_one_step_per_transformation(net_file):
+    """Downsample branches, ReLU modules called twice per block, Sequential stages: ten
+    batch norms folded, each ReLU's ``if self.inplace`` decided once for the class, the
+    Sequentials inlined - and nothing left over as noise."""
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:ResNet", "--right-optimize",
+                                       "freeze", "--format", "json"])
+    assert result.exit_code == 1, result.stderr
+    steps = json.loads(result.stdout)["optimization"]["steps"]
+    texts = [s["text"] for s in steps]
+    assert [s["kind"] for s in steps].count("batch norm folded") == 10, texts
+    assert any(t.startswith("layer2.0.downsample.0 + layer2.0.downsample.1 -> one conv2d")
+               for t in texts), texts
+    ahead = [t for s, t in zip(steps, texts) if s["kind"] == "ahead of time"]
+    assert len(ahead) == 3 and ahead[0].startswith(
+        "ReLU ×9 (relu, layer1.0.relu, layer1.1.relu, layer2.0.relu, layer2.1.relu): if, relu "
+        "gone"), ahead
+    assert "module calls inlined: layer1: Sequential, layer2: Sequential" in texts
+    assert not [s for s in steps if s["kind"] == "other"], texts
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:ResNet", "--right-optimize",
+                                       "inference"])
+    assert result.exit_code == 1, result.stderr
+    assert "+ broadcast (mkldnn) before add_ at resnetish.py:" in result.stdout
+    assert result.stdout.count("broadcast (mkldnn)") == 1 and "(×4)" in result.stdout
+    assert "\nother (" not in result.stdout, result.stdout

@@ -13,6 +13,7 @@ transformations instead, one step each:
   weight transposed ahead of time, a prepacked XNNPACK op);
 * layout conversions added (``to mkldnn layout`` before the first convolution, ``to dense
   layout`` where a dense op reads the result) and ops made in place (``relu -> relu_``);
+* ops that read only a module's settings, computed ahead of time (one step per class);
 * module calls inlined;
 * what is left, entry by entry, so nothing the optimization did goes unsaid.
 """
@@ -40,7 +41,8 @@ _SIZE_OPS = {"aten::size", "aten::dim", "aten::numel", "prim::shape", "aten::len
 _LAYOUT_OPS = ("aten::to_mkldnn", "aten::to_dense", "prim::BroadcastMKLDNNTensors")
 
 #: step kinds, in the order a report lists them
-KINDS = ("batch norm folded", "rewritten", "layout", "in place", "inlined", "other")
+KINDS = ("batch norm folded", "rewritten", "layout", "in place", "ahead of time", "inlined",
+         "other")
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,7 @@ class _Explainer:
         self.added = {e.right: e for e in diff.added}
         self.changed = {c.left: c for c in diff.changed}
         self.rpairs = {b: a for a, b in diff.pairs.items()}
+        self._lpos = {n: i for i, n in enumerate(self.L)}
         self.report = OptimizationReport(how)
         #: right node -> the left module it stands for (an inlined convolution has no scope)
         self.names: dict[str, str] = {}
@@ -204,6 +207,7 @@ class _Explainer:
                               [cid], new)
 
     def layouts(self) -> None:
+        same: dict[str, list[str]] = {}   # one step per sentence: ``(×4)`` for a repeated block
         for node, entry in list(self.added.items()):
             if entry.kind not in _LAYOUT_OPS:
                 continue
@@ -218,7 +222,9 @@ class _Explainer:
             else:
                 after = sorted(self.R.successors(node))
                 text = f"+ {label} before " + (self._where(after[0]) if after else "the end")
-            self.step("layout", text, (), [node])
+            same.setdefault(text, []).append(node)
+        for text, nodes in same.items():
+            self.step("layout", text + (f" (×{len(nodes)})" if len(nodes) > 1 else ""), (), nodes)
 
     def in_place(self) -> None:
         by_place: dict[tuple, list[str]] = {}
@@ -234,6 +240,28 @@ class _Explainer:
             op = kind.split("::")[-1]
             self.step("in place", f"{len(pairs)}× {op[:-1]} -> {op} (computed in place)",
                       [a for a, _ in pairs], [b for _, b in pairs])
+
+    def ahead_of_time(self) -> None:
+        """torch.nn calls that lost ops which read only the module's settings (ReLU's ``if
+        self.inplace``, MaxPool2d's ``stride is None``): freezing made the settings
+        constants and computed those ops. One step per module class, not per call."""
+        by_class: dict[str, list[tuple[str, Entry]]] = {}
+        for cid, entry in self.removed.items():
+            if entry.folded and ": " in entry.label:
+                by_class.setdefault(entry.label.split(": ", 1)[1], []).append((cid, entry))
+        for cls, calls in by_class.items():
+            ops: list[str] = []
+            for node in sorted(self._members(calls[0][0]), key=self._lpos.__getitem__):
+                data = self.L.nodes[node]
+                if node not in self.d.pairs and not data.get("hidden") and \
+                        data["kind"] != "prim::Return":
+                    ops.append(data["label"])
+            names = list(dict.fromkeys(e.label.split(": ", 1)[0] for _, e in calls))
+            count = f" ×{len(calls)}" if len(calls) > 1 else ""
+            self.step("ahead of time",
+                      f"{cls}{count} ({', '.join(names)}): {', '.join(ops)} gone - decided by "
+                      "the module's settings, which freezing made constants",
+                      [cid for cid, _ in calls])
 
     def inlined(self) -> None:
         calls = [(cid, e) for cid, e in self.removed.items() if e.ops is not None
@@ -277,6 +305,7 @@ def explain(diff: GraphDiff, how: str) -> OptimizationReport:
     e.rewrites()
     e.layouts()
     e.in_place()
+    e.ahead_of_time()
     # a call the optimization inlined is explained once its contents are
     e.inlined()
     e.rest()
