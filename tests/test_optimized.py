@@ -365,3 +365,13 @@ def test_a_torchvision_style_resnet_diff_is_one_step_per_transformation(net_file
     assert "+ broadcast (mkldnn) before add_ at resnetish.py:" in result.stdout
     assert result.stdout.count("broadcast (mkldnn)") == 1 and "(×4)" in result.stdout
     assert "\nother (" not in result.stdout, result.stdout
+
+
+def test_diff_output_extension_chooses_the_format(net_file, tmp_path):
+    """``irviz diff ... -o diff.svg`` draws the picture (it wrote the text into the .svg)."""
+    for ext, head in (("svg", "<?xml"), ("json", "{"), ("txt", "freeze: Net")):
+        out = tmp_path / f"diff.{ext}"
+        result = CliRunner().invoke(main, ["diff", f"{net_file}:Net", "--right-optimize",
+                                           "freeze", "-o", str(out)])
+        assert result.exit_code == 1, result.stderr
+        assert out.read_text().startswith(head), (ext, out.read_text()[:80])

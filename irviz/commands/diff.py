@@ -79,6 +79,12 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
         from ..report.diff import Side, to_json, to_text
 
         check_output_file(request.output)
+        if request.output and request.output != "-" and request.fmt == "text":
+            from dataclasses import replace
+
+            suffix = Path(request.output).suffix[1:].lower()
+            if suffix in DIFF_FORMATS:   # -o diff.svg draws the picture (it wrote text)
+                request = replace(request, fmt=suffix)
         if request.output and request.output != "-" and request.fmt in ("svg", "html"):
             suffix = Path(request.output).suffix[1:]
             if suffix in DIFF_FORMATS and suffix != request.fmt:
