@@ -400,8 +400,9 @@ def report(target, output, fmt, mode, inputs, measure, calibrate, trace_out, eng
               help="text (a unified-diff-like summary per module), json, or one picture of "
                    "both graphs (svg, or html with a left / right / both toggle).")
 @click.option("-o", "--output", metavar="PATH",
-              help="Write here (- for stdout). Default: text and JSON to stdout, pictures "
-                   "to STEM.NAME.diff.svg|html in the current directory.")
+              help="Write here (- for stdout); a .svg, .html or .json PATH chooses that "
+                   "format when --format is left at text. Default: text and JSON to stdout, "
+                   "pictures to STEM.NAME.diff.svg|html in the current directory.")
 @click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
               show_default=True, help="Graphviz engine for svg/html.")
 @click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
