@@ -375,3 +375,10 @@ def test_diff_output_extension_chooses_the_format(net_file, tmp_path):
                                            "freeze", "-o", str(out)])
         assert result.exit_code == 1, result.stderr
         assert out.read_text().startswith(head), (ext, out.read_text()[:80])
+
+
+def test_right_optimize_with_another_mode_is_refused_not_ignored(net_file):
+    result = CliRunner().invoke(main, ["diff", f"{net_file}:Net", "--right-optimize", "freeze",
+                                       "--left-mode", "trace"])
+    assert result.exit_code == 2, result.output
+    assert "drop --left-mode trace" in result.stderr and "Traceback" not in result.stderr

@@ -102,6 +102,12 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
             if request.right:
                 raise UsageError("--right-optimize compares LEFT with its optimized copy; "
                                  f"drop RIGHT ({request.right})")
+            other = [f"--{side}-mode {mode}" for side, mode in
+                     (("left", request.left_mode), ("right", request.right_mode))
+                     if mode != "script"]
+            if other:   # the optimizations start from the scripted model: never ignored
+                raise UsageError(f"--right-optimize compares the scripted model with its "
+                                 f"optimized copy; drop {' '.join(other)}")
             from ..frontends.optimize import optimized_pair
 
             source = left
