@@ -2,6 +2,7 @@
 ``forward``; irviz draws the overload the inputs select, or each one without inputs."""
 from __future__ import annotations
 
+import json
 import textwrap
 
 import pytest
@@ -66,3 +67,42 @@ def test_an_archive_of_a_recurrent_layer_renders(tmp_path):
     gru = [d for _, d in view.graph.nodes(data=True) if d["kind"] == "aten::gru"]
     assert gru and gru[0]["outputs"][0]["shape"] == [2, 5, 8]
     assert len(visualize(str(path))) == 2
+
+
+RNNS = textwrap.dedent("""
+    import torch
+    lstm = torch.jit.script(torch.nn.LSTM(4, 8))
+""")
+
+
+def test_a_trace_and_a_lint_of_a_scripted_recurrent_layer_run_its_overload(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(RNNS)
+    svg = tmp_path / "lstm.svg"
+    result = CliRunner().invoke(main, ["render", f"{model}:lstm", "--mode", "trace",
+                                       "--inputs", "torch.rand(5, 2, 4)", "-o", str(svg)])
+    assert result.exit_code == 0, result.stderr   # was: Method 'forward' is not defined
+    assert "the overload these inputs select" in result.stderr and svg.exists()
+    # lint re-traces on grown inputs: the inputs' names come from the overload's schema
+    result = CliRunner().invoke(main, ["lint", str(model), "--inputs", "torch.rand(5, 2, 4)"])
+    assert result.exit_code == 0, result.stderr
+    assert "internal error" not in result.stderr
+
+
+@pytest.mark.slow
+def test_a_scripted_recurrent_layer_is_profiled_and_measured(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(RNNS)
+    out = tmp_path / "lstm.json"
+    result = CliRunner().invoke(main, ["render", f"{model}:lstm", "--inputs",
+                                       "torch.rand(5, 2, 4)", "--profile", "--profile-runs",
+                                       "2", "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "not profiled" not in result.stderr
+    assert json.loads(out.read_text())["graph"]["irviz.profile_coverage"] >= 0.95
+    result = CliRunner().invoke(main, ["report", f"{model}:lstm", "--inputs",
+                                       "torch.rand(5, 2, 4)", "--measure", "--format", "json"])
+    assert result.exit_code == 0, result.stderr
+    [target] = json.loads(result.stdout)["targets"]
+    assert target["measured"]["outputs_match"] is True
+    assert not any(s.get("error") for s in target["measured"]["settings"])

@@ -120,7 +120,10 @@ class Capture:
         """Run the model's Python on ``inputs``, with its outputs as :meth:`run` gives them."""
         if self.adapter is not None:
             return self.adapter(inputs)
-        return inputs.call(self.target.obj)
+        obj = self.target.obj
+        if isinstance(obj, torch.jit.ScriptModule):   # a scripted nn.LSTM has no forward
+            obj = entry_callable(obj, self.entry)
+        return inputs.call(obj)
 
     def graph_input_examples(self) -> list:
         """The example value of each graph input after ``self`` (None where unknown)."""
@@ -525,7 +528,8 @@ def capture(target: Target, mode: str = "script",
                         raise
                     notes.append(f"scripting failed ({exc.message}); traced instead")
                     (scripted, eager, adapter), done = _trace(target, inputs), "trace"
-            if done in ("script", "archive"):
+            if isinstance(scripted, torch.jit.ScriptModule):
+                # a trace of a scripted module is the module as it was: its overloads too
                 entry = _entry(target, scripted, inputs, notes)
             if done == "script" and inputs is not None and _runs_python(target):
                 # one forward, not two: the model's Python run records shapes and lines,

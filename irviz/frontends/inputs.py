@@ -68,11 +68,28 @@ __all__ = ["ExampleInputs", "forward_arguments", "forward_signature", "resolve_i
 def forward_signature(obj: Any) -> inspect.Signature | None:
     """The signature of a module's ``forward`` (without ``self``) or of a function; None
     when Python cannot read it. The one place irviz reads what a model takes."""
+    if isinstance(obj, torch.jit.ScriptModule) and "forward" not in obj._c._method_names():
+        return _overload_signature(obj)
     fn = obj.forward if isinstance(obj, torch.nn.Module) else obj
     try:
         return inspect.signature(fn)
     except (TypeError, ValueError):
         return None
+
+
+def _overload_signature(scripted: torch.jit.ScriptModule) -> inspect.Signature | None:
+    """A scripted module whose ``forward`` is overloaded (``nn.LSTM``: ``forward__0`` and
+    ``forward__1``, no ``forward``, no Python signature): its first overload's schema, as
+    a signature (torch's overloads of one ``forward`` share argument names)."""
+    if "forward__0" not in scripted._c._method_names():
+        return None
+    params = []
+    for arg in list(scripted._c._get_method("forward__0").schema.arguments)[1:]:  # self
+        kind = (inspect.Parameter.KEYWORD_ONLY if arg.kwarg_only
+                else inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        default = arg.default_value if arg.has_default_value() else inspect.Parameter.empty
+        params.append(inspect.Parameter(arg.name, kind, default=default))
+    return inspect.Signature(params)
 
 
 def forward_arguments(obj: Any, positional_only: bool = False) -> list[str]:

@@ -216,21 +216,25 @@ class SerialBaseline:
         return self.fn(*inputs)
 
 
-def build_serial_baseline(scripted: Any) -> SerialBaseline:
-    """A serial baseline of a ScriptModule / ScriptFunction (see the module docstring).
+def build_serial_baseline(scripted: Any, entry: str = "forward") -> SerialBaseline:
+    """A serial baseline of a ScriptModule / ScriptFunction (see the module docstring);
+    ``entry``: the module's method that runs (an overload of ``nn.LSTM.forward`` is
+    ``forward__0``: the scripted module has no ``forward``).
 
     Raises :class:`BaselineError` when the graph cannot be rewritten or compiled.
     """
     is_module = isinstance(scripted, torch.jit.ScriptModule)
+    overload = is_module and entry != "forward"
     try:
-        graph = scripted.graph.copy()
+        graph = (scripted._c._get_method(entry).graph if overload else scripted.graph).copy()
     except Exception as exc:  # noqa: BLE001
         raise BaselineError(f"its graph cannot be copied ({one_line(exc)})") from None
     try:
         deep_inline(graph)
         if not _fork_nodes(graph):
             info = {"method": "model-has-no-forks", "forks": 0, "inlined": 0, "completed": 0}
-            return SerialBaseline(scripted, "the model has no prim::fork: the serial "
+            model = getattr(scripted, entry) if overload else scripted
+            return SerialBaseline(model, "the model has no prim::fork: the serial "
                                             "baseline is the model itself", info)
         stats = serialize_forks(graph)
         fn = torch._C._create_function_from_graph("irviz_serial_forward", graph)

@@ -316,16 +316,17 @@ def round_robin(fns: dict[str, Any], inputs: tuple, repeats: int,
 def _time(payload: dict, out: dict) -> None:
     import torch
 
+    from ..frontends.overloads import entry_callable
     from ..ir.serial_baseline import (BaselineError, build_serial_baseline, one_line,
                                       outputs_equal)
     from .result import summarize
 
     target, cap, inputs = _prepare(payload)
-    forked = cap.scripted
+    forked = entry_callable(cap.scripted, cap.entry)   # an overload of an nn.LSTM's forward
     out.update(model=target.name, mode=cap.mode)
     _phase("baseline")
     try:
-        serial = build_serial_baseline(forked)
+        serial = build_serial_baseline(cap.scripted, cap.entry)
         out["baseline"] = serial.description
         out["baseline_info"] = serial.info
     except BaselineError as exc:
@@ -394,14 +395,15 @@ def _profile(payload: dict, out: dict) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile
 
+    from ..frontends.overloads import entry_callable
     from ..ir.serial_baseline import fork_site_labels, one_line
     from .trace import tasks_from_trace
 
     target, cap, inputs = _prepare(payload)
-    model = cap.scripted
+    sites = fork_site_labels(cap.scripted)
+    top = target.name + (".forward" if isinstance(cap.scripted, torch.jit.ScriptModule) else "")
+    model = entry_callable(cap.scripted, cap.entry)   # an overload of an nn.LSTM's forward
     out.update(model=target.name, mode=cap.mode)
-    sites = fork_site_labels(model)
-    top = target.name + (".forward" if isinstance(model, torch.jit.ScriptModule) else "")
     settle = float(payload.get("settle_s", 0.05))
     with torch.no_grad():
         _phase("warm-up")
@@ -441,11 +443,12 @@ def _profile_ops(payload: dict, out: dict) -> None:
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
 
+    from ..frontends.overloads import entry_callable
     from ..ir.serial_baseline import one_line
     from .op_events import op_events
 
     target, cap, inputs = _prepare(payload)
-    model = cap.scripted
+    model = entry_callable(cap.scripted, cap.entry)   # an overload of an nn.LSTM's forward
     out.update(model=target.name, mode=cap.mode)
     runs = max(int(payload.get("runs", 5)), 1)
     with torch.no_grad():
