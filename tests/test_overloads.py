@@ -106,3 +106,14 @@ def test_a_scripted_recurrent_layer_is_profiled_and_measured(tmp_path):
     [target] = json.loads(result.stdout)["targets"]
     assert target["measured"]["outputs_match"] is True
     assert not any(s.get("error") for s in target["measured"]["settings"])
+
+
+def test_a_diff_of_an_overloaded_forward_picks_the_overload_by_its_inputs(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(RNNS)
+    result = CliRunner().invoke(main, ["diff", f"{model}:lstm", f"{model}:lstm"])
+    assert result.exit_code == 2 and "give --inputs" in result.stderr
+    result = CliRunner().invoke(main, ["diff", f"{model}:lstm", f"{model}:lstm",
+                                       "--inputs", "torch.rand(5, 2, 4)"])
+    assert result.exit_code == 0, result.stderr
+    assert "no difference" in result.stdout

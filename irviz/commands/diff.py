@@ -54,10 +54,12 @@ def _one_target(workspace: Workspace, spec: str, side: str):
         raise UsageError(f"{side} {spec} names no model" + (f" ({skipped})" if skipped else ""),
                          hint="name a model class, instance, factory or .pt archive")
     names = ", ".join(t.name for t in targets)
+    if all(t.entry for t in targets):   # one module with an overloaded forward (nn.LSTM)
+        hint = "forward is overloaded: give --inputs, and the overload they select is compared"
+    else:
+        hint = f"pick one with FILE.py:NAME, e.g. {targets[0].spec}"
     raise UsageError(f"{side} {spec} names {len(targets)} models ({names}); diff compares one "
-                     "model with one model",
-                     hint=f"pick one with FILE.py:NAME, e.g. {spec.split(':')[0]}:"
-                          f"{targets[0].name}")
+                     "model with one model", hint=hint)
 
 
 def _default_path(request: DiffRequest, name: str) -> Path:
