@@ -117,3 +117,11 @@ def test_a_diff_of_an_overloaded_forward_picks_the_overload_by_its_inputs(tmp_pa
                                        "--inputs", "torch.rand(5, 2, 4)"])
     assert result.exit_code == 0, result.stderr
     assert "no difference" in result.stdout
+
+
+def test_a_collapsed_call_of_another_method_of_self_names_the_method():
+    [view] = visualize(torch.jit.script(torch.nn.LSTM(4, 8)), inputs=(torch.rand(5, 2, 4),))
+    dot = view.dot()
+    # nn.LSTM's forward calls self.check_forward_args and self.permute_hidden: boxes that
+    # all read "<root>: LSTM" said nothing of which call they are
+    assert ".check_forward_args()" in dot and ".permute_hidden()" in dot

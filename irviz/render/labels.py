@@ -392,7 +392,12 @@ class Labels:
                  if not is_folded(self.G.nodes[n], self.plan.show_checks)]
         ops = len(shown)
         frozen = self._frozen_inside(self.plan.members.get(box, ()), info["parent"])
-        rows = [_bold(_truncate(info['label'], 60)), self._ops_row(ops, shown, cid)]
+        title = _bold(_truncate(info['label'], 60))
+        method = call_method(self.G, info)
+        if method not in (None, "forward") and info["kind"] == "method":
+            # self.check_forward_args(...) in nn.LSTM: which method, as an open call says
+            title += f" <FONT POINT-SIZE=\"9\">.{_h(_truncate(method, 40))}()</FONT>"
+        rows = [title, self._ops_row(ops, shown, cid)]
         rows += self._frozen_rows(frozen)
         _, measured = self.profile.fill_of(self.plan.members.get(box, ()))
         if measured:   # render --profile: what the call's ops took
