@@ -1,6 +1,8 @@
 """The breadth corpus (tests/corpus/nn_breadth.py): every torch.nn module and torch op in it
-that torch itself scripts or traces renders through irviz with no internal error, and every
-shape irviz draws is one eager execution produced.
+that torch itself scripts or traces renders through irviz with no internal error - as
+Python irviz scripts or traces, as the ScriptModule / ScriptFunction torch.jit.script made
+and as that module's saved archive - and every shape irviz draws is one eager execution
+produced.
 
 The oracle shares no code with irviz: a TorchDispatchMode records what eager PyTorch ran,
 as (op name, output shape, dtype). A drawn aten node with a complete shape must match one
@@ -58,13 +60,15 @@ _NO_OP_VIEWS = ("slice", "contiguous", "to", "view", "reshape", "expand", "alias
 def _drawn_shapes(G, mode):
     """(op, shape, dtype) of every drawn aten output with a complete shape; not compared: a
     trace's size arithmetic (0-dim int64 tensors where eager had Python ints), and a view
-    that leaves its input's shape as it was (eager skips it)."""
+    that leaves its input's shape as it was (eager skips it: ``x[:, :2]`` dispatches no
+    slice of dim 0, a trace and compiled code do)."""
     for node, data in G.nodes(data=True):
         if not data["kind"].startswith("aten::"):
             continue
         op = data["kind"].split("::")[-1]
-        inputs = {tuple(e["shape"]) for _, _, e in G.in_edges(node, data=True)
-                  if e.get("shape") is not None and None not in e["shape"]}
+        inputs = {tuple(out["shape"]) for pred in G.predecessors(node)
+                  for out in G.nodes[pred].get("outputs", ())
+                  if out.get("shape") is not None and None not in out["shape"]}
         for out in data["outputs"]:
             shape = out.get("shape")
             if out.get("type") != "Tensor" or shape is None or None in shape \
@@ -77,7 +81,29 @@ def _drawn_shapes(G, mode):
             yield op, tuple(shape), out["dtype"]
 
 
-def test_every_module_and_op_torch_compiles_renders_with_eager_shapes():
+#: how each entry is handed to irviz: its Python scripted and traced by irviz, then what
+#: torch.jit.script made of it (a model file's ``model = torch.jit.script(...)``: shapes
+#: from running the compiled code) and, for a module, that saved and loaded as an archive
+MODES = ("script", "trace", "compiled", "archive")
+
+
+def _subject(model, inputs, mode, tmp_path):
+    """``(what visualize takes, its mode)``; None when there is nothing to hand over."""
+    if mode in ("script", "trace"):
+        return model, mode
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        scripted = torch.jit.script(model)
+    if mode == "compiled":
+        return scripted, "script"
+    if not isinstance(scripted, torch.jit.ScriptModule):
+        return None   # a ScriptFunction saves as no archive irviz loads
+    path = tmp_path / f"{len(list(tmp_path.iterdir()))}.pt"
+    scripted.save(str(path))
+    return str(path), "script"
+
+
+def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
     counts = collections.Counter()
     skipped, errors, wrong = [], [], []
     for name, make, make_inputs in ENTRIES:
@@ -87,15 +113,19 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes():
             model(*inputs)
         names = {op for op, _, _ in eager.seen}
         counts["entries"] += 1
-        for mode in ("script", "trace"):
-            why = _torch_compiles(model, inputs, mode)
+        for mode in MODES:
+            why = _torch_compiles(model, inputs, "trace" if mode == "trace" else "script")
             if why is not None:
-                skipped.append(f"{name} ({mode}): {why}")
+                if mode in ("script", "trace"):
+                    skipped.append(f"{name} ({mode}): {why}")
                 continue
             try:
+                subject = _subject(model, inputs, mode, tmp_path)
+                if subject is None:
+                    continue
                 with warnings.catch_warnings():
                     warnings.simplefilter("ignore")
-                    views = visualize(model, mode=mode, inputs=inputs)
+                    views = visualize(subject[0], mode=subject[1], inputs=inputs)
                     for view in views:
                         view.dot()     # the picture's whole pipeline, layout aside
             except Exception as exc:  # noqa: BLE001 - every failure is an irviz defect here
@@ -103,6 +133,10 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes():
                 continue
             counts[f"{mode} rendered"] += 1
             for view in views:
+                # compiled code's shapes come from running it: a run that failed draws none
+                # and would leave nothing to compare
+                errors += [f"{name} ({mode}): {note}" for note in view.capture.notes
+                           if "shapes not recorded" in note]
                 for op, shape, dtype in _drawn_shapes(view.graph, mode):
                     if op not in names:
                         continue
@@ -117,4 +151,6 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes():
     assert not wrong, "\n".join(wrong)
     assert counts["entries"] == len(ENTRIES) >= 120
     assert counts["script rendered"] >= 100 and counts["trace rendered"] >= 120
-    assert counts["shapes compared"] >= 500
+    assert counts["compiled rendered"] == counts["script rendered"]
+    assert counts["archive rendered"] >= 90
+    assert counts["shapes compared"] >= 900
