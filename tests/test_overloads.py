@@ -125,3 +125,22 @@ def test_a_collapsed_call_of_another_method_of_self_names_the_method():
     # nn.LSTM's forward calls self.check_forward_args and self.permute_hidden: boxes that
     # all read "<root>: LSTM" said nothing of which call they are
     assert ".check_forward_args()" in dot and ".permute_hidden()" in dot
+
+
+def test_a_packed_sequence_given_as_inputs_draws_forward_1_with_its_shapes(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(RNNS)
+    packed = "torch.nn.utils.rnn.pack_padded_sequence(torch.rand(5, 2, 4), torch.tensor([5, 3]))"
+    # a NamedTuple is one input (not four), its None fields Optional ones
+    out = tmp_path / "lstm.json"
+    result = CliRunner().invoke(main, ["render", f"{model}:lstm", "--inputs", packed,
+                                       "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    assert "drawn: forward__1(PackedSequence input" in result.stderr
+    [lstm] = [n for n in json.loads(out.read_text())["nodes"] if n["kind"] == "aten::lstm"]
+    assert lstm["outputs"][0]["shape"] == [8, 8]   # 5 + 3 packed steps
+    path = tmp_path / "lstm.pt"
+    torch.jit.script(torch.nn.LSTM(4, 8)).save(str(path))
+    [view] = visualize(str(path), inputs=(pack_padded_sequence(torch.rand(5, 2, 4),
+                                                               torch.tensor([5, 3])),))
+    assert view.capture.entry == "forward__1"

@@ -177,6 +177,8 @@ def _check(value: object, where: str) -> None:
         return
     if isinstance(value, (tuple, list)):
         for i, item in enumerate(value):
+            if item is None and _is_named_tuple(value):
+                continue   # an Optional field: PackedSequence's sorted_indices
             _check(item, f"{where}[{i}]")
         return
     if isinstance(value, dict):
@@ -186,14 +188,19 @@ def _check(value: object, where: str) -> None:
     raise _NotTensors(where, value)
 
 
+def _is_named_tuple(value: object) -> bool:
+    """A NamedTuple (``PackedSequence``): one structured input, never a list of inputs."""
+    return isinstance(value, tuple) and hasattr(type(value), "_fields")
+
+
 def _is_keywords(value: object) -> bool:
     return isinstance(value, dict) and all(isinstance(k, str) for k in value)
 
 
 def _as_call(value: object) -> ExampleInputs:
-    """A tensor -> one positional input; a tuple/list -> positional inputs; a dict with
+    """A tensor or a NamedTuple -> one positional input; a tuple/list -> positional inputs; a dict with
     string keys -> keyword inputs; ``(tuple, dict)`` -> both. Not checked for tensors."""
-    if isinstance(value, torch.Tensor):
+    if isinstance(value, torch.Tensor) or _is_named_tuple(value):
         return ExampleInputs((value,))
     if _is_keywords(value) and value:
         return ExampleInputs((), dict(value))
