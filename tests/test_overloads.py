@@ -144,3 +144,25 @@ def test_a_packed_sequence_given_as_inputs_draws_forward_1_with_its_shapes(tmp_p
     [view] = visualize(str(path), inputs=(pack_padded_sequence(torch.rand(5, 2, 4),
                                                                torch.tensor([5, 3])),))
     assert view.capture.entry == "forward__1"
+
+
+class _Twice(torch.nn.Module):
+    """One LSTM called twice with other shapes: its parent calls forward__0 both times."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn = torch.nn.LSTM(4, 8)
+
+    def forward(self, x, y):
+        a, _ = self.rnn(x)
+        b, _ = self.rnn(y)
+        return a.sum() + b.sum()
+
+
+def test_each_call_of_an_overloaded_submodule_gets_its_own_shapes():
+    inputs = (torch.rand(5, 2, 4), torch.rand(3, 1, 4))
+    for model in (_Twice(), torch.jit.script(_Twice())):   # eager run, compiled run
+        [view] = visualize(model, inputs=inputs)
+        lstm = [d["outputs"][0]["shape"] for _, d in view.graph.nodes(data=True)
+                if d["kind"] == "aten::lstm"]
+        assert lstm == [[5, 2, 8], [3, 1, 8]], type(model)

@@ -19,6 +19,7 @@ import networkx as nx
 
 from ..frontends.capture import Capture
 from ..frontends.eager_run import CONFLICT
+from .traced_control_flow import python_method
 
 
 #: a scripted op -> the op the dispatcher runs for it, whose first output is the op's
@@ -60,12 +61,17 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
     _fill_module_results(G, capture.eager.module_shapes, nth)
 
 
+def _is_forward(info: dict) -> bool:
+    """A call container of a module's ``forward``: the hooks' calls. An overload of it
+    (``forward__0``: a scripted ``nn.LSTM`` called by its parent) is one too."""
+    return info["kind"] == "method" and python_method(info.get("method"), False) == "forward"
+
+
 def _forward_call(blocks: dict, block: str | None, scope: str) -> str | None:
     """The innermost ``forward`` call container of module ``scope`` around ``block``."""
     while block is not None:
         info = blocks[block]
-        if info["kind"] == "method" and info.get("method") == "forward" \
-                and info.get("module") == scope:
+        if _is_forward(info) and info.get("module") == scope:
             return block
         block = info["parent"]
     return None
@@ -79,7 +85,7 @@ def _call_numbers(G: nx.DiGraph, calls: dict[str, int]) -> dict[str, int]:
     blocks = G.graph["blocks"]
     sites: dict[str, list[str]] = {}
     for cid, info in blocks.items():  # containers are made in program order
-        if info["kind"] == "method" and info.get("method") == "forward" and info.get("module"):
+        if _is_forward(info) and info.get("module"):
             sites.setdefault(info["module"], []).append(cid)
     numbered = {}
     for module, cids in sites.items():
@@ -112,7 +118,7 @@ def _fill_module_results(G: nx.DiGraph, returned: dict, nth: dict[str, int]) -> 
     produces it: the ops a functional wrapper runs under another name
     (``F.adaptive_avg_pool2d``) are matched by no recorded op, but the module's result is."""
     for cid, info in G.graph["blocks"].items():
-        if info["kind"] != "method" or info.get("method") != "forward" or not info.get("returns"):
+        if not _is_forward(info) or not info.get("returns"):
             continue
         shapes = returned.get(f"{info.get('module')}#{nth[cid]}") if cid in nth \
             else returned.get(info.get("module"))
