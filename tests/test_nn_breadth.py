@@ -154,3 +154,21 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
     assert counts["compiled rendered"] == counts["script rendered"]
     assert counts["archive rendered"] >= 90
     assert counts["shapes compared"] >= 900
+
+
+def _pow_and_indexing(x, w):
+    return (x ** 2) @ w[0] + torch.matmul(x, w[1]).relu()
+
+
+def test_operators_and_indexing_get_shapes_from_the_users_line():
+    """``x ** 2`` runs pow from Tensor.__pow__ (torch/_tensor.py), and ``w[0]`` dispatches
+    select under a C function the recorder runs: both are drawn at the user's line, so both
+    take their shapes from there (they drew none); matmul's own pieces (mm) stay out of it."""
+    [view] = visualize(_pow_and_indexing, inputs=(torch.rand(3, 4), torch.rand(2, 4, 5)))
+    shapes = {}
+    for _, data in view.graph.nodes(data=True):
+        shapes.setdefault(data["kind"], []).append(data["outputs"][0].get("shape")
+                                                   if data["outputs"] else None)
+    assert shapes["aten::pow"] == [[3, 4]]
+    assert shapes["aten::select"] == [[4, 5], [4, 5]]
+    assert shapes["aten::matmul"] == [[3, 5], [3, 5]]

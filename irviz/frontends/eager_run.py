@@ -105,8 +105,11 @@ class LineRecorder:
 
 CONFLICT = object()
 #: one op recorded at one key with different shapes: the shape stays unknown
+#: torch's dispatch plumbing, and ``Tensor``'s Python wrappers (``x ** 2`` runs ``pow``
+#: from ``_tensor.py``'s ``__pow__``; the scripted node has the user's line)
 _MACHINERY = tuple(f"{TORCH_DIR}/{part}" for part in (
-    "_dynamo", "utils", "_ops.py", "overrides.py", "_compile.py", "_jit_internal.py"))
+    "_dynamo", "utils", "_ops.py", "overrides.py", "_compile.py", "_jit_internal.py",
+    "_tensor.py"))
 _filenames: dict[str, bool] = {}
 
 
@@ -116,6 +119,11 @@ def _is_dispatch_machinery(filename: str) -> bool:
     if found is None:
         found = _filenames[filename] = any(is_inside(filename, m) for m in _MACHINERY)
     return found
+
+
+#: torch functions whose dispatched ops a scripted graph holds at the caller's line:
+#: TorchScript compiles ``x[1:, :2]`` to ``aten::slice`` twice, not to one indexing op
+_INDEXING = frozenset({"getitem", "setitem"})
 
 
 class _ModuleStack:
@@ -129,6 +137,8 @@ class _ModuleStack:
         self.stack: list[tuple[str, int]] = []
         #: module path -> how many times its forward has been called
         self.calls: dict[str, int] = {}
+        #: the torch functions the function recorder is running (innermost last)
+        self.functions: list[str] = []
         #: module path, and ``path#k`` for its k-th call -> ``((*dims, dtype),)`` of the
         #: tensor its forward returned (every call agreeing), or CONFLICT
         self.returned: dict[str, object] = {}
@@ -172,6 +182,16 @@ def _record(seen: dict, modules: _ModuleStack, name: str, out) -> None:
     frame = sys._getframe(2)
     while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
         frame = frame.f_back
+    if frame is not None and frame.f_code.co_filename == __file__:
+        # dispatched straight from a torch function written in C, run by the function
+        # recorder: one of its pieces (``matmul`` runs ``bmm``) is recorded at the
+        # caller's line only when the scripted graph has it there (see _INDEXING)
+        under = modules.functions[-1] if modules.functions else None
+        if under != name and under not in _INDEXING:
+            return
+        frame = frame.f_back
+        while frame is not None and _is_dispatch_machinery(frame.f_code.co_filename):
+            frame = frame.f_back
     if frame is None:
         return
     path, k = modules.current
@@ -219,10 +239,14 @@ class _FunctionRecorder(TorchFunctionMode):
         self.seen, self.modules = seen, modules
 
     def __torch_function__(self, func, types, args=(), kwargs=None):
-        out = func(*args, **(kwargs or {}))
         name = getattr(func, "__name__", "")
         if name.startswith("__") and name.endswith("__"):
             name = name.strip("_").removeprefix("r") if name.startswith("__r") else name.strip("_")
+        self.modules.functions.append(name)
+        try:
+            out = func(*args, **(kwargs or {}))
+        finally:
+            self.modules.functions.pop()
         if name:
             _record(self.seen, self.modules, name, out)
         return out
