@@ -128,9 +128,53 @@ MODULES: list[tuple[str, Callable[[], nn.Module], Callable[[], tuple]]] = [
      lambda: (torch.rand(3), torch.rand(3), torch.ones(3))),
     ("TripletMarginLoss", lambda: nn.TripletMarginLoss(),
      lambda: (torch.rand(3, 4), torch.rand(3, 4), torch.rand(3, 4))),
+    ("SoftMarginLoss", lambda: nn.SoftMarginLoss(), lambda: (torch.rand(3, 4),
+                                                             torch.ones(3, 4))),
+    ("MultiLabelSoftMarginLoss", lambda: nn.MultiLabelSoftMarginLoss(),
+     lambda: (torch.rand(3, 4), torch.randint(0, 2, (3, 4)).float())),
+    ("MultiMarginLoss", lambda: nn.MultiMarginLoss(),
+     lambda: (torch.rand(3, 5), torch.randint(0, 5, (3,)))),
+    ("HingeEmbeddingLoss", lambda: nn.HingeEmbeddingLoss(),
+     lambda: (torch.rand(3, 4), torch.ones(3, 4))),
+    ("PoissonNLLLoss", lambda: nn.PoissonNLLLoss(), lambda: (torch.rand(3, 4),
+                                                             torch.rand(3, 4))),
+    ("GaussianNLLLoss", lambda: nn.GaussianNLLLoss(),
+     lambda: (torch.rand(3, 4), torch.rand(3, 4), torch.rand(3, 4) + 0.1)),
+    ("CTCLoss", lambda: nn.CTCLoss(),
+     lambda: (torch.rand(6, 2, 5).log_softmax(2), torch.randint(1, 5, (2, 3)),
+              torch.tensor([6, 6]), torch.tensor([3, 2]))),
+    # more configurations of the common layers
+    ("Conv2d-same-reflect", lambda: nn.Conv2d(2, 3, 3, padding="same",
+                                              padding_mode="reflect"), _r(1, 2, 5, 6)),
+    ("Conv1d-circular", lambda: nn.Conv1d(2, 2, 3, padding=1, padding_mode="circular"),
+     _r(1, 2, 7)),
+    ("MaxPool2d-indices", lambda: nn.MaxPool2d(2, return_indices=True), _r(1, 2, 4, 6)),
+    ("AdaptiveMaxPool1d", lambda: nn.AdaptiveMaxPool1d(3), _r(2, 3, 10)),
+    ("AdaptiveMaxPool3d", lambda: nn.AdaptiveMaxPool3d((1, 2, 2)), _r(1, 2, 4, 4, 4)),
+    ("InstanceNorm1d-affine", lambda: nn.InstanceNorm1d(3, affine=True), _r(2, 3, 7)),
+    ("LayerNorm-no-affine", lambda: nn.LayerNorm((4, 5), elementwise_affine=False),
+     _r(2, 4, 5)),
+    ("Dropout1d", lambda: nn.Dropout1d().eval(), _r(2, 3, 5)),
+    ("Dropout3d", lambda: nn.Dropout3d().eval(), _r(1, 2, 3, 3, 3)),
+    ("FeatureAlphaDropout", lambda: nn.FeatureAlphaDropout().eval(), _r(1, 2, 3, 3)),
+    ("ReflectionPad2d", lambda: nn.ReflectionPad2d((1, 0, 2, 1)), _r(1, 2, 4, 4)),
+    ("CircularPad2d", lambda: nn.CircularPad2d(1), _r(1, 2, 3, 3)),
+    ("RNN-relu-batch_first", lambda: nn.RNN(4, 6, nonlinearity="relu", batch_first=True),
+     _r(2, 5, 4)),
+    ("LSTM-proj", lambda: nn.LSTM(4, 6, proj_size=3), _r(5, 2, 4)),
+    ("MultiheadAttention-batch_first-masks", lambda: nn.MultiheadAttention(
+        8, 2, batch_first=True, kdim=6, vdim=4).eval(),
+     lambda: (torch.rand(2, 5, 8), torch.rand(2, 3, 6), torch.rand(2, 3, 4),
+              torch.tensor([[False, False, True], [False, False, False]]))),
+    ("TransformerEncoder-2layers", lambda: nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(8, 2, 16, batch_first=True), 2,
+        enable_nested_tensor=False).eval(), _r(2, 5, 8)),
+    ("Transformer", lambda: nn.Transformer(8, 2, 1, 1, 16).eval(),
+     lambda: (torch.rand(5, 2, 8), torch.rand(4, 2, 8))),
     # containers
     ("Sequential", lambda: nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 2)),
      _r(3, 4)),
+    ("ModuleList-ModuleDict", None, None),   # filled below
 ]
 
 
@@ -148,8 +192,24 @@ def _unpool_pair():
     return PoolUnpool()
 
 
-MODULES = [(n, _unpool_pair, _r(1, 2, 4, 4)) if n == "MaxUnpool-pair" else (n, f, i)
-           for n, f, i in MODULES]
+def _containers():
+    class Containers(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.blocks = nn.ModuleList([nn.Linear(4, 4) for _ in range(3)])
+            self.heads = nn.ModuleDict({"a": nn.Linear(4, 2), "b": nn.Linear(4, 3)})
+
+        def forward(self, x):
+            for block in self.blocks:
+                x = torch.relu(block(x))
+            return self.heads["a"](x), self.heads["b"](x)
+
+    return Containers()
+
+
+_FILLED = {"MaxUnpool-pair": (_unpool_pair, _r(1, 2, 4, 4)),
+           "ModuleList-ModuleDict": (_containers, _r(3, 4))}
+MODULES = [(n, *_FILLED[n]) if n in _FILLED else (n, f, i) for n, f, i in MODULES]
 
 
 def _binary(*shape):
