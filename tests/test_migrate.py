@@ -41,6 +41,16 @@ class Branches(torch.nn.Module):
         return y + 1
 
 
+class PassThrough(torch.nn.Module):
+    """An if whose branches return the inputs themselves: torch.cond refuses the aliasing
+    when torch.export re-traces the converted graph (after TS2EPConverter's own pass)."""
+
+    def forward(self, x, h):
+        if x.sum() > 0:
+            return x, h
+        return -x, h
+
+
 def test_a_traced_conv_net_archive_migrates_checked_on_other_batch_sizes(tmp_path):
     torch.manual_seed(0)
     archive = tmp_path / "convnet.pt"
@@ -95,6 +105,27 @@ def test_the_seed_rnn_loop_is_blocked_at_its_line_with_the_export_hint(tmp_path)
     assert "never replace the size by a constant" in out
     assert "IndexError" not in out and "Traceback" not in out + result.stderr
     assert not (tmp_path / "rnn.pt2").exists()
+
+
+def test_a_failure_in_the_re_trace_is_told_at_the_if_with_the_clone_rewrite(tmp_path):
+    import inspect
+
+    archive = tmp_path / "pass.pt"
+    torch.jit.script(PassThrough()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(3, 4), torch.rand(3, 4)", "-o",
+                     tmp_path / "pass.pt2", "--format", "json", "--no-pictures")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    report = json.loads(result.stdout)
+    line = inspect.getsourcelines(PassThrough.forward)[1] + 1
+    [blocker] = report["blockers"]
+    assert blocker["kind"] == "prim::If"
+    assert blocker["location"].endswith(f"test_migrate.py:{line}:9"), blocker
+    assert "return x.clone()" in blocker["hint"] and "torch.cond" in blocker["hint"]
+    converts = report["checks"][1]
+    assert not converts["ok"] and "aliasing" in converts["detail"]
+    assert "Got graph break" not in converts["detail"]
+    assert "Traceback" not in result.stdout + result.stderr
+    assert not (tmp_path / "pass.pt2").exists()
 
 
 def test_the_seed_gate_archive_converts_on_this_torch(tmp_path):

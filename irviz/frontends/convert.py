@@ -170,25 +170,64 @@ def _debug_info(target: Target):
     return ArchiveDebugInfo(target.source_file)
 
 
-@contextlib.contextmanager
-def _following_nodes() -> Iterator[list]:
-    """The nodes the converter is converting, innermost last (a failure leaves its node on
-    top): TS2EPConverter says neither which node nor where when its handlers raise."""
-    from torch._export import converter
+class _Trail:
+    """Where the converter was when it failed: the TorchScript nodes it was converting
+    (innermost last), and, once the FX graph is re-traced by torch.export, the FX node it was
+    running, traced back to the TorchScript node that made it. TS2EPConverter says neither
+    which node nor where when its handlers raise, nor when the re-trace fails (a
+    ``torch.cond`` whose branch returns an input unchanged)."""
 
-    original = converter.TS2FXGraphConverter.convert_node
-    stack: list = []
+    def __init__(self):
+        self.converting: list = []
+        self.running: list = []
+        #: FX node -> the TorchScript node whose conversion made it
+        self.made: dict = {}
+        self.made_by_name: dict = {}
+
+    def failed_at(self):
+        """The TorchScript node the failure belongs to (None when unknown)."""
+        if self.converting:
+            return self.converting[-1]
+        for fx_node in reversed(self.running):
+            origin = self.made.get(fx_node) or self.made_by_name.get(fx_node.name)
+            if origin is not None:
+                return origin
+        return None
+
+
+@contextlib.contextmanager
+def _following_nodes() -> Iterator[_Trail]:
+    from torch._export import converter
+    from torch.fx import Interpreter
+
+    original, original_run = converter.TS2FXGraphConverter.convert_node, Interpreter.run_node
+    trail = _Trail()
 
     def convert_node(self, node):
-        stack.append(node)
+        graph = self.fx_graph
+        last = graph._root.prev   # nodes are appended before the sentinel root
+        trail.converting.append(node)
         original(self, node)
-        stack.pop()
+        trail.converting.pop()
+        fx_node = last.next
+        while fx_node is not graph._root:
+            trail.made[fx_node] = node
+            trail.made_by_name.setdefault(fx_node.name, node)
+            fx_node = fx_node.next
+
+    def run_node(self, n):
+        trail.running.append(n)
+        result = original_run(self, n)
+        trail.running.pop()
+        return result
 
     converter.TS2FXGraphConverter.convert_node = convert_node
+    Interpreter.run_node = run_node
     try:
-        yield stack
+        yield trail
     finally:
         converter.TS2FXGraphConverter.convert_node = original
+        Interpreter.run_node = original_run
 
 
 def _blockers(copy: Any, args: tuple, debug) -> list[Blocker]:
@@ -214,12 +253,45 @@ def _blockers(copy: Any, args: tuple, debug) -> list[Blocker]:
     return out
 
 
+def _lines(exc: BaseException) -> list[str]:
+    return [line.strip() for line in str(exc).strip().splitlines() if line.strip()]
+
+
 def _cause(exc: BaseException) -> str:
-    """The converter's own reason, one line, without the IR it quotes."""
+    """The converter's own reason, one line, without the IR it quotes. A failure of the
+    re-trace through ``torch.compile`` (a ``torch.cond``) opens with a generic sentence
+    ("... Got graph break/error:"): its reason is the next line, with torch's explanation."""
     inner = exc.__cause__ or exc
-    text = str(inner).strip().splitlines()
-    first = (text[0] if text else "").split(" %")[0].split(" # ")[0]
-    return f"{type(inner).__name__}: {first[:200]}".rstrip(": ")
+    lines = _lines(inner)
+    first = lines[0] if lines else ""
+    for i, line in enumerate(lines[:-1]):
+        if line.endswith("Got graph break/error:"):
+            first = lines[i + 1]
+            break
+    explanation = next((line.split(":", 1)[1].strip() for line in lines
+                        if line.startswith("Explanation:")), None)
+    if explanation:
+        first += f" ({explanation.split('. Found in')[0].rstrip('.')})"
+    first = first.split(" %")[0].split(" # ")[0]
+    return f"{type(inner).__name__}: {first[:240]}".rstrip(": ")
+
+
+def _torch_hint(exc: BaseException) -> str | None:
+    """torch's first ``Hint:`` line of a failure, when it gives one."""
+    return next((line.split(":", 1)[1].strip() for line in _lines(exc.__cause__ or exc)
+                 if line.startswith("Hint:")), None)
+
+
+def _failure_hint(node, exc: BaseException) -> str:
+    """What to do about the node the converter failed at."""
+    text = str(exc.__cause__ or exc)
+    if node.kind() == "prim::If" and "aliasing" in text:
+        return ("a branch of this if returns one of its inputs unchanged, and torch.cond's "
+                "branches may not: return x.clone() in that branch (script and save the "
+                "model again), or export the Python model with torch.cond (IRV501)")
+    hint = _HINTS.get(node.kind(), _DEFAULT_HINT)
+    torch_hint = _torch_hint(exc)
+    return hint + (f"; torch says: {torch_hint}" if torch_hint else "")
 
 
 def convert_compiled(target: Target, compiled: Any, inputs: ExampleInputs,
@@ -244,16 +316,21 @@ def convert_compiled(target: Target, compiled: Any, inputs: ExampleInputs,
         result.blockers = _blockers(independent_copy(copy), args, debug)
     except Exception as exc:  # noqa: BLE001 - explain itself failing is told, not raised
         result.notes.append(f"{CONVERTER}.explain() failed: {_cause(exc)}")
-    with quiet_output(), warnings.catch_warnings(), _following_nodes() as stack:
+    with quiet_output(), warnings.catch_warnings(), _following_nodes() as trail:
         warnings.simplefilter("ignore")
         try:
             result.program = converter.TS2EPConverter(copy, args).convert()
         except Exception as exc:  # noqa: BLE001 - the converter raises many types
-            node = stack[-1] if stack else None
+            node = trail.failed_at()
             where = ""
             if node is not None:
                 location = _location(node, debug)
                 where = f" at {node.kind()}" + (f" ({location})" if location else "")
+                if not any(b.kind == node.kind() and b.location == location
+                           for b in result.blockers):
+                    result.blockers.append(Blocker(
+                        node.kind(), location, str(node).split("\n")[0].strip()[:160],
+                        _failure_hint(node, exc)))
             result.error = f"{CONVERTER} failed{where}: {_cause(exc)}"
     return result
 
