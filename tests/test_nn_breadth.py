@@ -15,6 +15,7 @@ import collections
 import sys
 import warnings
 
+import pytest
 import torch
 from torch.utils._python_dispatch import TorchDispatchMode
 
@@ -103,6 +104,7 @@ def _subject(model, inputs, mode, tmp_path):
     return str(path), "script"
 
 
+@pytest.mark.slow   # ~50 s alone on 2 cores, twice that beside other work; `make test` runs it
 def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
     counts = collections.Counter()
     skipped, errors, wrong = [], [], []
@@ -172,3 +174,30 @@ def test_operators_and_indexing_get_shapes_from_the_users_line():
     assert shapes["aten::pow"] == [[3, 4]]
     assert shapes["aten::select"] == [[4, 5], [4, 5]]
     assert shapes["aten::matmul"] == [[3, 5], [3, 5]]
+
+
+class _Doubler(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class _DirectCalls(torch.nn.Module):
+    """``.forward`` called directly (an interface-typed attribute is called so): no forward
+    hook sees the call, so the eager run records its ops under the parent's path."""
+
+    def __init__(self):
+        super().__init__()
+        self.cell, self.other = _Doubler(), _Doubler()
+
+    def forward(self, x, flag: bool = False):
+        y = self.cell.forward(x[0]) + 1
+        if flag:
+            y = self.other.forward(x[:, :2])   # not run: no shape
+        return y
+
+
+def test_a_directly_called_forward_gets_shapes_and_one_not_run_none():
+    [view] = visualize(_DirectCalls(), inputs=(torch.rand(3, 4),))
+    mul = [(d["scope"], d["outputs"][0]["shape"]) for _, d in view.graph.nodes(data=True)
+           if d["kind"] == "aten::mul"]
+    assert mul == [("cell", [4]), ("other", None)]

@@ -43,7 +43,8 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
         op = data["kind"].split("::")[-1]
         scope = data.get("scope") or ""
         call = _forward_call(blocks, data["block"], scope)
-        scopes = ([f"{scope}#{nth[call]}"] if call in nth else []) + [scope]
+        scopes = ([f"{scope}#{nth[call]}"] if call in nth else []) + [
+            _recorded_scope(scope, blocks.get(call), capture.eager)]
         shapes = None
         for where in ((s, path, int(line)) for s in scopes):
             shapes = seen.get((op, *where))
@@ -59,6 +60,22 @@ def annotate_runtime_shapes(G: nx.DiGraph, capture: Capture) -> None:
             continue
         _fill(data, tensors, shapes)
     _fill_module_results(G, capture.eager.module_shapes, nth)
+
+
+def _recorded_scope(scope: str, call: dict | None, eager) -> str:
+    """The module path the eager run recorded ``scope``'s ops under: its own, or, for a
+    module whose ``forward`` was called directly (``self.cell.forward(x)``, as an
+    interface-typed attribute is called), which no forward hook sees, the nearest
+    enclosing module the hooks saw run - only when the call's line ran (a module in a
+    branch not taken gets no shapes from its parent's ops)."""
+    if not scope or eager.module_calls.get(scope) or call is None:
+        return scope
+    file, line, _ = (call.get("source") or "::").rsplit(":", 2)
+    if not line.isdigit() or (file, int(line)) not in eager.executed_lines:
+        return scope
+    while scope and not eager.module_calls.get(scope):
+        scope = scope.rpartition(".")[0]
+    return scope
 
 
 def _is_forward(info: dict) -> bool:
