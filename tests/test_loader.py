@@ -806,3 +806,34 @@ def test_inputs_archive(tmp_path: Path, models: Path) -> None:
     target = one(str(archive))
     assert resolve_inputs(target, None) is None
     assert shapes(resolve_inputs(target, "torch.rand(2), torch.rand(2)")) == [(2,), (2,)]
+
+
+def test_a_torchscript_interface_is_no_model(tmp_path: Path) -> None:
+    path = tmp_path / f"iface_{uuid.uuid4().hex[:8]}.py"
+    path.write_text(textwrap.dedent("""
+        import torch
+
+        @torch.jit.interface
+        class Cell(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                pass
+
+        class Doubler(torch.nn.Module):
+            def forward(self, x: torch.Tensor) -> torch.Tensor:
+                return x * 2
+
+        class Holder(torch.nn.Module):
+            cell: Cell
+
+            def __init__(self):
+                super().__init__()
+                self.cell = Doubler()
+
+            def forward(self, x):
+                return self.cell.forward(x) + 1
+    """))
+    result = load(str(path))   # scripting Cell again failed: "class already defined"
+    assert [t.name for t in result.targets] == ["Doubler", "Holder"]
+    assert [(n, "interface" in why) for n, why in result.skipped] == [("Cell", True)]
+    with pytest.raises(ModelLoadError, match="TorchScript interface"):
+        load(f"{path}:Cell")

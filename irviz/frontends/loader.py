@@ -476,6 +476,10 @@ def _target(name: str, obj: object, kind: str, spec: str,
                   source_file=Path(file) if file else None, user_module=module)
 
 
+#: a ``@torch.jit.interface`` class: scripting it again fails ("class already defined")
+_INTERFACE = "a TorchScript interface (@torch.jit.interface): a type modules implement, not a model"
+
+
 def _factory_hint(prefix: str, cls_name: str) -> str:
     return (f"write a zero-argument factory in the file, e.g. `def make_model(): "
             f"return {cls_name}(...)`, and load {prefix}:make_model()")
@@ -490,6 +494,9 @@ def _load_all(module: types.ModuleType, prefix: str, shown: str) -> LoadResult:
         if _is_module_class(obj):
             if obj.forward is torch.nn.Module.forward:
                 skipped.append((name, "defines no forward() (a base class?)"))
+                continue
+            if hasattr(obj, "__torch_script_interface__"):
+                skipped.append((name, _INTERFACE))
                 continue
             required, sig = _required_params(obj)
             if required:
@@ -585,6 +592,9 @@ def _load_one(module: types.ModuleType, attr: str, prefix: str, shown: str, spec
                                  hint=f"use {prefix}:{name} without the parentheses")
         return LoadResult([_call_factory(obj, name, args, kwargs, display, prefix)])
     target_spec = f"{prefix}:{name}"
+    if isinstance(obj, type) and hasattr(obj, "__torch_script_interface__"):
+        raise ModelLoadError(f"{prefix}:{name} is {_INTERFACE}",
+                             hint="load a module that implements it")
     if isinstance(obj, type):
         if not issubclass(obj, torch.nn.Module):
             raise ModelLoadError(
