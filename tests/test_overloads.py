@@ -166,3 +166,30 @@ def test_each_call_of_an_overloaded_submodule_gets_its_own_shapes():
         lstm = [d["outputs"][0]["shape"] for _, d in view.graph.nodes(data=True)
                 if d["kind"] == "aten::lstm"]
         assert lstm == [[5, 2, 8], [3, 1, 8]], type(model)
+
+
+def test_right_optimize_of_a_scripted_model_and_of_an_overloaded_forward(tmp_path):
+    model = tmp_path / "rnns.py"
+    model.write_text(RNNS + textwrap.dedent("""
+        class Wrap(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.rnn = torch.nn.LSTM(4, 8)
+
+            def forward(self, x):
+                return self.rnn(x)[0].relu()
+
+        wrap = torch.jit.script(Wrap())
+    """))
+    inputs = ["--inputs", "torch.rand(5, 2, 4)"]
+    for spec in ("wrap", "lstm"):   # an already scripted module was an internal error
+        result = CliRunner().invoke(main, ["diff", f"{model}:{spec}", "--right-optimize",
+                                           "freeze", *inputs])
+        assert result.exit_code == 1, result.stderr   # like diff(1): differences found
+        # the overloads are frozen too (freeze keeps forward only), and a frozen list of
+        # weights reads as their shapes, not as every number in them
+        assert "_flat_weights → [tensor(32×4), tensor(32×8), tensor(32), tensor(32)]" \
+            in result.stdout, result.stdout
+    result = CliRunner().invoke(main, ["diff", f"{model}:lstm", "--right-optimize",
+                                       "inference", *inputs])
+    assert result.exit_code == 2 and "forward is overloaded" in result.stderr

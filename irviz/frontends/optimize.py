@@ -18,6 +18,7 @@ from dataclasses import replace
 import torch
 
 from ..errors import CaptureError
+from .overloads import overload_names
 from .records import Target
 
 __all__ = ["OPTIMIZATIONS", "optimized_pair"]
@@ -34,7 +35,7 @@ def _scripted_eval(target: Target):
     """A scripted copy of the model in eval mode."""
     obj = target.obj
     if isinstance(obj, torch.jit.ScriptModule):
-        module = torch.jit._recursive.wrap_cpp_module(obj._c._clone())
+        module = copy.deepcopy(obj)   # its own weights: freezing folds them
     elif isinstance(obj, torch.nn.Module):
         try:
             module = torch.jit.script(copy.deepcopy(obj))
@@ -51,8 +52,16 @@ def _scripted_eval(target: Target):
 
 
 def _optimize(module, how: str):
+    overloads = overload_names(module)
     if how == "freeze":
-        return torch.jit.freeze(module)
+        # freeze keeps (and folds) forward only: a scripted nn.LSTM has forward__0 and
+        # forward__1 instead, which it would leave as they were
+        return torch.jit.freeze(module, preserved_attrs=overloads or None)
+    if overloads:
+        raise CaptureError(
+            f"{OPTIMIZATIONS[how]} optimizes forward, and this module's forward is "
+            f"overloaded ({', '.join(overloads)}): torch refuses it", hint="--right-optimize "
+            "freeze takes the overloads")
     if how == "inference":
         return torch.jit.optimize_for_inference(module)
     from torch.utils.mobile_optimizer import optimize_for_mobile

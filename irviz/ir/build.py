@@ -122,12 +122,21 @@ def _attr_repr(node: torch._C.Node, name: str, limit: int | None = 80) -> str:
         value = getattr(node, kind)(name)
     except Exception:
         return f"<{kind}>"
+    text = value if isinstance(value, str) else _value_repr(value)
+    return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
+
+
+def _value_repr(value) -> str:
+    """A constant's value on one line: a tensor of more than one element as its shape, in
+    a list too (a frozen ``nn.LSTM``'s ``_flat_weights``; repr printed every weight)."""
     if isinstance(value, torch.Tensor):
         if value.numel() == 1:
             return repr(value.item())
         return f"tensor({'×'.join(map(str, value.shape))})"
-    text = repr(value) if not isinstance(value, str) else value
-    return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
+    if isinstance(value, (list, tuple)) and any(isinstance(v, torch.Tensor) for v in value):
+        inner = ", ".join(_value_repr(v) for v in value)
+        return f"[{inner}]" if isinstance(value, list) else f"({inner})"
+    return repr(value)
 
 
 def constant_label(node: torch._C.Node) -> tuple[str, dict | None]:
