@@ -41,6 +41,15 @@ class Branches(torch.nn.Module):
         return y + 1
 
 
+class AlwaysThen(torch.nn.Module):
+    """An if no input can take the else-branch of: its outputs are never compared."""
+
+    def forward(self, x):
+        if x.abs().sum() >= 0:
+            return x * 2
+        return x - 1
+
+
 class PassThrough(torch.nn.Module):
     """An if whose branches return the inputs themselves: torch.cond refuses the aliasing
     when torch.export re-traces the converted graph (after TS2EPConverter's own pass)."""
@@ -90,7 +99,43 @@ def test_an_if_whose_branches_compute_converts_to_a_cond_checked_on_both_branche
     assert "the example inputs" in labels and any("negated" in label for label in labels)
     x = -torch.rand(3, 4) - 0.1
     assert torch.allclose(program.module()(x), Branches()(x))
+    [branches] = report["branches"]          # each side ran on an input that matched
+    assert branches["then"] >= 1 and branches["else"] >= 1, branches
+    assert "both branches compared" in report["checks"][2]["detail"]
     assert not (tmp_path / "branches.svg").exists()
+
+
+def test_the_seed_cell_s_gate_after_a_layer_is_compared_on_both_branches(tmp_path):
+    """Negating x does not flip `linear(x).sum() > 0` (the bias dominates); irviz scales the
+    inputs until the other side runs, and says which side each input took."""
+    torch.manual_seed(0)
+    archive = tmp_path / "cell.pt"
+    cell = decision_gate.MyCell()
+    with torch.no_grad():   # sum(linear(x)) = sum(x) + 1.2: > 0 unless x is ×-100
+        cell.linear.weight.copy_(torch.eye(4))
+        cell.linear.bias.fill_(0.1)
+    torch.jit.script(cell).save(str(archive))
+    result = migrate(archive, "--inputs",
+                     "torch.linspace(0.001, 0.012, 12).reshape(3, 4), torch.zeros(3, 4)",
+                     "-o", tmp_path / "cell.pt2", "--format", "json", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    report = json.loads(result.stdout)
+    [branches] = report["branches"]
+    assert branches["location"].endswith("decision_gate.py:11:9"), branches
+    assert branches["then"] >= 1 and branches["else"] >= 1, report["comparisons"]
+    assert any(c["inputs"].startswith("float inputs ×") and c["same"]
+               for c in report["comparisons"])
+    assert [c["inputs"] for c in report["comparisons"]][1].startswith("x, h")  # named
+
+
+def test_a_branch_no_input_takes_is_said_not_compared(tmp_path):
+    archive = tmp_path / "always.pt"
+    torch.jit.script(AlwaysThen()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(3, 4)", "-o", tmp_path / "a.pt2",
+                     "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "only the then-branch ran; the else-branch's outputs were not compared" \
+        in result.stdout
 
 
 def test_the_seed_rnn_loop_is_blocked_at_its_line_with_the_export_hint(tmp_path):

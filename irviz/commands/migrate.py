@@ -75,12 +75,41 @@ class Comparison:
 
 
 @dataclass
+class Branches:
+    """One ``if`` on tensor data of the original (a ``torch.cond`` once converted): on how
+    many of the matching inputs each side ran."""
+
+    location: str | None
+    then: int = 0
+    orelse: int = 0
+
+    @property
+    def where(self) -> str:
+        return f"the if at {self.location}" if self.location else "an if (no line)"
+
+    def summary(self) -> str:
+        if self.then and self.orelse:
+            return (f"{self.where}: both branches compared (then on {self.then}, else on "
+                    f"{self.orelse} input(s))")
+        ran, missed = ("then", "else") if self.then else ("else", "then")
+        if not (self.then or self.orelse):
+            return f"{self.where}: ran on none of the compared inputs"
+        return (f"{self.where}: only the {ran}-branch ran; the {missed}-branch's outputs "
+                "were not compared (give --inputs that take it)")
+
+    def to_dict(self) -> dict:
+        return {"location": self.location, "then": self.then, "else": self.orelse}
+
+
+@dataclass
 class Migration:
     target: str
     method: str = ""
     checks: list[Check] = field(default_factory=list)
     blockers: list = field(default_factory=list)
     comparisons: list[Comparison] = field(default_factory=list)
+    #: each if on tensor data of a compiled original, with the sides the inputs took
+    branches: list[Branches] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
     written: list[str] = field(default_factory=list)
     #: the exported program when it converted (not serialized: the .pt2 is)
@@ -97,6 +126,7 @@ class Migration:
                 "checks": [c.to_dict() for c in self.checks],
                 "blockers": [b.to_dict() for b in self.blockers],
                 "comparisons": [c.to_dict() for c in self.comparisons],
+                "branches": [b.to_dict() for b in self.branches],
                 "notes": self.notes, "written": self.written}
 
 
@@ -221,8 +251,13 @@ class _Migrator:
         # 3. same outputs
         module = program.module()
         cases = [("the example inputs", inputs)] + [
-            (v.change, v.inputs) for v in self._variants(target, inputs)]
+            (v.change, v.inputs) for v in self._variants(target, inputs,
+                                                         cap.scripted if cap else None)]
+        recorder = self._recorder(target, cap, m) if compiled else None
+        cases += [(label, case) for label, case in _scaled(inputs)] if recorder else []
         for label, case in cases:
+            if label.startswith(_SCALED) and all(b.then and b.orelse for b in m.branches):
+                break   # the scaled inputs only look for the side of an if none took
             try:
                 with torch.no_grad():
                     want = reference if case is inputs else run_original(case)
@@ -236,6 +271,8 @@ class _Migrator:
                 m.comparisons.append(Comparison(label, error=_one_line(exc)))
                 continue
             m.comparisons.append(_compare(label, want, got))
+            if recorder is not None and m.comparisons[-1].same:
+                self._record_branches(recorder, cap, case, m)
         bad = [c for c in m.comparisons if not c.same]
         worst = max((d for c in m.comparisons for d in c.max_diff if d is not None),
                     default=0.0)
@@ -244,13 +281,44 @@ class _Migrator:
             f"{len(m.comparisons) - len(bad)} of {len(m.comparisons)} inputs match "
             f"(largest difference {worst:.3g})" + (
                 "; differs on " + "; ".join(f"{c.inputs}: {c.error or _diffs(c)}"
-                                            for c in bad[:3]) if bad else "")))
+                                            for c in bad[:3]) if bad else "")
+            + "".join(f"; {b.summary()}" for b in m.branches)))
         # 4. saved
         m.checks.append(self._save(program, path, inputs, module, m))
         m.program_target = self._program_target(target, program, path)
         if self.request.pictures:
             self._pictures(target, m.program_target, path, m)
         return m
+
+    def _recorder(self, target, cap, m: Migration):
+        """Which side of each if on tensor data the compared inputs take (None when the
+        original has no such if, or it cannot be instrumented)."""
+        from ..frontends.branches import BranchRecorder
+        from ..frontends.convert import node_locations_in
+
+        try:
+            recorder = BranchRecorder.of(cap.scripted)
+        except Exception as exc:  # noqa: BLE001 - an IR form the recorder does not know
+            m.notes.append(f"which branches the inputs took is not known: {_one_line(exc)}")
+            return None
+        if not recorder.ifs:
+            return None
+        m.branches = [Branches(loc) for loc in node_locations_in(target, recorder.ifs)]
+        return recorder
+
+    def _record_branches(self, recorder, cap, case, m: Migration) -> None:
+        from ..frontends.compiled_run import positional_inputs
+
+        try:
+            taken = recorder.run(positional_inputs(cap.scripted, case))
+        except Exception:  # noqa: BLE001 - the original ran on it: the copy does the same
+            return
+        for index, side in taken:
+            branch = m.branches[index]
+            if side == 0:
+                branch.then += 1
+            else:
+                branch.orelse += 1
 
     def _program_target(self, target, program, path: Path):
         from dataclasses import replace
@@ -260,7 +328,7 @@ class _Migrator:
         self.ws.derived(target, converted)
         return converted
 
-    def _variants(self, target, inputs) -> list:
+    def _variants(self, target, inputs, compiled=None) -> list:
         from ..frontends.inputs import forward_arguments
         from ..frontends.variants import variants
 
@@ -268,6 +336,14 @@ class _Migrator:
             names = forward_arguments(target.obj)
         except Exception:  # noqa: BLE001
             names = []
+        if not names and compiled is not None:   # an archive: its forward's schema names them
+            try:
+                schema = (compiled.forward.schema if hasattr(compiled, "forward")
+                          else compiled.schema)
+                names = [a.name for a in schema.arguments
+                         if a.name != "self"][:len(inputs.flat)]
+            except Exception:  # noqa: BLE001 - no schema: positions
+                names = []
         names = names or [f"input {i}" for i in range(len(inputs.flat))]
         return [v for v in variants(inputs, names) if v.kind != "dtype"][:MAX_VARIANTS]
 
@@ -309,6 +385,31 @@ class _Migrator:
                 continue
             write_atomic(picture, svg)
             m.written.append(str(picture))
+
+
+#: the label of the inputs scaled to reach an if's other side
+_SCALED = "float inputs ×"
+_SCALES = (10.0, -10.0, 100.0, -100.0, 0.0)
+
+
+def _scaled(inputs) -> list[tuple[str, Any]]:
+    """The example's float inputs scaled (×±10, ×±100, ×0): tried only while an if on
+    tensor data has a side no compared input took. A negated input does not always flip a
+    condition computed after a layer (``linear(x).sum() > 0`` is dominated by the bias); a
+    large factor of either sign usually does."""
+    import torch
+    from torch.utils._pytree import tree_map
+
+    from ..frontends.inputs import ExampleInputs
+
+    out = []
+    for factor in _SCALES:
+        def scale(v, factor=factor):
+            return v * factor if isinstance(v, torch.Tensor) and v.is_floating_point() else v
+        out.append((f"{_SCALED}{factor:g}", ExampleInputs(tree_map(scale, tuple(inputs.args)),
+                                                           tree_map(scale,
+                                                                    dict(inputs.kwargs)))))
+    return out
 
 
 def _diffs(c: Comparison) -> str:
@@ -359,6 +460,9 @@ def to_markdown(m: Migration) -> str:
             lines.append(f"| {c.inputs} | {_MARK[c.same]} | "
                          + (c.error or ", ".join("–" if d is None else f"{d:.3g}"
                                                  for d in c.max_diff)) + " |")
+    if m.branches:
+        lines += ["", "### Branches compared", "", "| if | then | else |", "|---|---|---|"]
+        lines += [f"| `{b.location or '-'}` | {b.then} | {b.orelse} |" for b in m.branches]
     lines += [""] + [f"- note: {n}" for n in m.notes] + [f"- wrote `{w}`" for w in m.written]
     lines += ["", "**migrated**" if m.migrated else "**not migrated**"]
     return "\n".join(lines) + "\n"

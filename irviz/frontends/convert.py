@@ -35,7 +35,7 @@ from .records import Target
 from .user_code import quiet_output
 
 __all__ = ["Blocker", "Conversion", "convert", "independent_copy", "inline_forks",
-           "CONVERTER"]
+           "node_locations_in", "CONVERTER"]
 
 CONVERTER = "TS2EPConverter"
 
@@ -160,6 +160,12 @@ def _location(node, debug) -> str | None:
         return found
     path, line, col = found.rsplit(":", 2)
     return f"{display_path(path)}:{line}:{col}"
+
+
+def node_locations_in(target: Target, nodes: list) -> list[str | None]:
+    """The user's ``file:line:col`` of each of ``target``'s TorchScript ``nodes``."""
+    debug = _debug_info(target)
+    return [_location(node, debug) for node in nodes]
 
 
 def _debug_info(target: Target):
