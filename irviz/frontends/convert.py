@@ -42,9 +42,12 @@ CONVERTER = "TS2EPConverter"
 #: what to do about a node the converter cannot take, by kind (IRV505's advice)
 _HINTS = {
     "prim::Loop": ("a loop whose trip count is only known at run time (a size, a list's "
-                   "length): export the Python model with torch.export.export, where the loop "
-                   "is unrolled for the example or written with torch.scan; never replace the "
-                   "size by a constant, which converts and is wrong at another size (IRV505)"),
+                   "length): export the Python model with torch.export.export (the loop is "
+                   "unrolled for the example's length, and the program takes only that one), "
+                   "or write it as scan(step, init, xs) "
+                   "(torch._higher_order_ops.scan) so one program takes every length; never "
+                   "replace the size by a constant, which converts and is wrong at another "
+                   "size (IRV505, IRV502)"),
     "prim::fork": ("a fork: the converter has no rule for torch.jit.fork; --inline-forks "
                    "converts a serial copy (the parallelism is lost), or export the Python "
                    "model with the fork as a plain call (IRV505, IRV504)"),
