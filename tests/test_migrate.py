@@ -220,12 +220,17 @@ def test_a_fork_converts_serially_with_inline_forks(tmp_path):
 def test_user_errors_exit_2_and_leave_nothing(tmp_path):
     archive = tmp_path / "convnet.pt"
     torch.jit.trace(ConvNet(), torch.rand(2, 3, 8, 8)).save(str(archive))
+    good = ["--inputs", "torch.rand(2, 3, 8, 8)"]
     for args, fragment in (
-            (["-o", tmp_path / "missing" / "x.pt2"], "missing"),
-            (["-o", tmp_path / "x.onnx"], ".pt2"),
+            ([*good, "-o", tmp_path / "missing" / "x.pt2"], "missing"),
+            ([*good, "-o", tmp_path / "x.onnx"], ".pt2"),
+            (["--inputs", "torch.rand(2, 3)", "-o", tmp_path / "x.pt2"],
+             "Expected 4-dimensional input"),
+            (["--inputs", "torch.rand(", "-o", tmp_path / "x.pt2"],
+             "--inputs is not a valid Python expression"),
+            ([*good, "--format", "yaml", "-o", tmp_path / "x.pt2"], "yaml"),
             ([], "needs example inputs")):
-        inputs = [] if not args else ["--inputs", "torch.rand(2, 3, 8, 8)"]
-        result = migrate(archive, *inputs, *args)
+        result = migrate(archive, *args)
         assert result.exit_code == 2, (args, result.stdout, result.stderr)
         assert fragment in result.stderr and not shows_irviz_traceback(result.stderr)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["convnet.pt"]
