@@ -193,3 +193,11 @@ def test_right_optimize_of_a_scripted_model_and_of_an_overloaded_forward(tmp_pat
     result = CliRunner().invoke(main, ["diff", f"{model}:lstm", "--right-optimize",
                                        "inference", *inputs])
     assert result.exit_code == 2 and "forward is overloaded" in result.stderr
+
+
+def test_a_class_input_reads_as_its_class_name():
+    packed = visualize(torch.jit.script(torch.nn.LSTM(4, 8)))[1]   # forward__1's view
+    dot = packed.dot()
+    [node] = [line for line in dot.splitlines() if line.lstrip().startswith('"in0" [')]
+    label = node.split("label=", 1)[1].split(", tooltip=", 1)[0]
+    assert ">PackedSequence<" in label and "__torch__" not in label   # hover: the full name

@@ -309,7 +309,9 @@ class Labels:
         if shapes:
             rows.append(_truncate(", ".join(shapes), 40))
         elif kind == "prim::Param" and data["outputs"]:
-            rows.append(data["outputs"][0]["type"])
+            # a class input by its name: PackedSequence, not __torch__.torch.nn.utils.rnn.…
+            rows.append(re.sub(r"__torch__\.(?:\w+\.)*(\w+)", r"\1",
+                               data["outputs"][0]["type"]))
         elif data["outputs"] and data["outputs"][0].get("type") in ("SymInt", "SymBool"):
             rows.append(f"= {data['outputs'][0].get('name')}")   # torch.export: a symbol
         if data.get("guards"):   # torch.export: ranges and runtime asserts on its symbols
