@@ -837,3 +837,12 @@ def test_a_torchscript_interface_is_no_model(tmp_path: Path) -> None:
     assert [(n, "interface" in why) for n, why in result.skipped] == [("Cell", True)]
     with pytest.raises(ModelLoadError, match="TorchScript interface"):
         load(f"{path}:Cell")
+
+
+def test_a_script_module_object_is_located_by_the_class_it_was_scripted_from() -> None:
+    from irviz.frontends.loader import target_of
+    target = target_of(torch.jit.script(torch.nn.LSTM(4, 8)))
+    # not torch/jit/_script.py, where every RecursiveScriptModule's class lives
+    assert target.spec == "rnn.py:LSTM" and target.source_file.name == "rnn.py"
+    traced = target_of(torch.jit.trace(torch.nn.Linear(2, 3), torch.rand(1, 2)))
+    assert traced.spec == "linear.py:Linear"

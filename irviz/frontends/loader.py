@@ -697,6 +697,23 @@ def load(spec: str) -> LoadResult:
         return _load_one(module, attr, location, location, spec)
 
 
+def _defining_module(obj: object) -> str:
+    """The module that defines the model's class; for a ScriptModule, the class it was
+    scripted from (``__torch__.torch.nn.modules.rnn.LSTM``: torch.nn.modules.rnn), not
+    torch.jit._script, where every RecursiveScriptModule's class lives."""
+    if isinstance(obj, torch.jit.ScriptModule):
+        try:
+            qualified = obj._c._type().qualified_name()
+        except Exception:  # noqa: BLE001 - a module torch made without a class type
+            qualified = ""
+        if qualified.startswith("__torch__."):
+            parts = qualified.removeprefix("__torch__.").split(".")[:-1]
+            module = ".".join(p for p in parts if not p.startswith("___torch_mangle_"))
+            if module in sys.modules:
+                return module
+    return type(obj).__module__
+
+
 def target_of(obj: object, name: str | None = None) -> Target:
     """A model object the caller already built (``nn.Module``, ScriptModule,
     ScriptFunction or plain function) as a Target, the way torchview's ``draw_graph``
@@ -713,7 +730,7 @@ def target_of(obj: object, name: str | None = None) -> Target:
         module = sys.modules.get(getattr(obj, "__module__", None) or "")
     else:
         label = name or getattr(obj, "original_name", None) or type(obj).__name__
-        module = sys.modules.get(type(obj).__module__)
+        module = sys.modules.get(_defining_module(obj))
     file = getattr(module, "__file__", None)
     spec = f"{Path(file).name}:{label}" if file else label
     return Target(name=label, obj=obj, kind=kind, spec=spec,
