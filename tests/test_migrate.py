@@ -3,6 +3,7 @@ real TS2EPConverter)."""
 from __future__ import annotations
 
 import json
+from typing import List
 
 import torch
 from click.testing import CliRunner
@@ -39,6 +40,36 @@ class Branches(torch.nn.Module):
         else:
             y = x.exp() - 1
         return y + 1
+
+
+class Heads(torch.nn.Module):
+    """A list filled by one append per head, then looped over: its length is the program's."""
+
+    def __init__(self):
+        super().__init__()
+        self.heads = torch.nn.ModuleList([torch.nn.Linear(4, 4) for _ in range(3)])
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = []
+        for head in self.heads:
+            outs.append(head(x))
+        total = torch.zeros_like(x)
+        for out in outs:
+            total = total + out
+        return total
+
+
+class Rows(torch.nn.Module):
+    """A list filled in a loop over a size: its length is the input's, never fixed."""
+
+    def forward(self, x):
+        rows: List[torch.Tensor] = []
+        for i in range(x.size(0)):
+            rows.append(x[i] * 2)
+        total = torch.zeros_like(x[0])
+        for row in rows:
+            total = total + row
+        return total
 
 
 class AlwaysThen(torch.nn.Module):
@@ -193,14 +224,38 @@ def test_the_seed_ensemble_stops_at_its_forks_and_inline_forks_says_what_is_lost
     out = result.stdout
     assert "lstm_ensemble.py:86:28: prim::fork" in out
     assert "run again with --inline-forks" in out and "parallelism is lost" in out
-    # serially: the forks are gone; what is left is the loop over the futures' list
+    # serially: the forks are gone, and the loop over the futures' list (4 appends in
+    # straight-line code: its length is the program's) has a known trip count
     result = migrate(archive, "--inputs", "torch.rand(5, 2, 16)", "-o", tmp_path / "e.pt2",
-                     "--inline-forks", "--format", "json")
-    assert result.exit_code == 1
+                     "--inline-forks", "--format", "json", "--no-pictures")
     report = json.loads(result.stdout)
-    assert [b["kind"] for b in report["blockers"]] == ["prim::Loop"]
+    checks = {c["check"]: c for c in report["checks"]}
+    assert checks["converts"]["ok"] and report["blockers"] == [], report
     assert any("8 fork(s) inlined" in n and "parallelism is lost" in n
                for n in report["notes"])
+    assert any("lstm_ensemble.py:86" in n and "4 values" in n for n in report["notes"])
+    # the example matches; TS2EPConverter of a scripted nn.LSTM specialises T and B, which
+    # the other sizes show (a verdict about torch's converter, told as such: exit 1)
+    assert report["comparisons"][0]["same"]
+    assert "the conversion specialised it to the example's size" in \
+        checks["same outputs"]["detail"]
+    assert result.exit_code == 1
+
+
+def test_a_list_of_fixed_length_converts_and_a_list_as_long_as_an_input_does_not(tmp_path):
+    archive = tmp_path / "heads.pt"
+    torch.jit.script(Heads()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(2, 4)", "-o", tmp_path / "heads.pt2",
+                     "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "gets its 3 values from appends in straight-line code" in result.stdout
+    assert "✓ same outputs" in result.stdout
+    archive = tmp_path / "rows.pt"
+    torch.jit.script(Rows()).save(str(archive))
+    result = migrate(archive, "--inputs", "torch.rand(3, 4)", "-o", tmp_path / "rows.pt2",
+                     "--no-pictures")
+    assert result.exit_code == 1, (result.stdout, result.stderr)
+    assert ": prim::Loop" in result.stdout and "straight-line" not in result.stdout
 
 
 def test_a_fork_converts_serially_with_inline_forks(tmp_path):

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -268,7 +269,7 @@ class _Migrator:
                     warnings.simplefilter("ignore")
                     got = case.call(module)
             except Exception as exc:  # noqa: BLE001
-                m.comparisons.append(Comparison(label, error=_one_line(exc)))
+                m.comparisons.append(Comparison(label, error=_refused(exc)))
                 continue
             m.comparisons.append(_compare(label, want, got))
             if recorder is not None and m.comparisons[-1].same:
@@ -279,9 +280,7 @@ class _Migrator:
         m.checks.append(Check(
             "same outputs", not bad,
             f"{len(m.comparisons) - len(bad)} of {len(m.comparisons)} inputs match "
-            f"(largest difference {worst:.3g})" + (
-                "; differs on " + "; ".join(f"{c.inputs}: {c.error or _diffs(c)}"
-                                            for c in bad[:3]) if bad else "")
+            f"(largest difference {worst:.3g})" + (_differs(bad) if bad else "")
             + "".join(f"; {b.summary()}" for b in m.branches)))
         # 4. saved
         m.checks.append(self._save(program, path, inputs, module, m))
@@ -410,6 +409,32 @@ def _scaled(inputs) -> list[tuple[str, Any]]:
                                                            tree_map(scale,
                                                                     dict(inputs.kwargs)))))
     return out
+
+
+_GUARD = re.compile(r"Guard failed: (\w+)\.size\(\)\[(\d+)\] == (\d+)")
+
+
+def _refused(exc: BaseException) -> str:
+    """Why the converted program refused an input the original took. A shape guard means
+    the conversion specialised a dimension to the example's size: say so, in those words."""
+    text = _one_line(exc)
+    found = _GUARD.search(str(exc))
+    if found:
+        name, dim, size = found.groups()
+        return (f"the exported program takes only size {size} in dim {dim} of {name}: the "
+                f"conversion specialised it to the example's size, the original takes "
+                f"others (guard {name}.size()[{dim}] == {size})")
+    return text
+
+
+def _differs(bad: list[Comparison]) -> str:
+    """The inputs whose outputs differ, grouped by why (a specialised dimension refuses
+    every variant of that dimension the same way)."""
+    groups: dict[str, list[str]] = {}
+    for c in bad:
+        groups.setdefault(c.error or _diffs(c), []).append(c.inputs)
+    return "".join(f"; differs on {len(labels)} input(s) ({'; '.join(labels)}): {why}"
+                   for why, labels in groups.items())
 
 
 def _diffs(c: Comparison) -> str:

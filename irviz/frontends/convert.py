@@ -152,6 +152,55 @@ def inline_forks(compiled: Any) -> int:
     return count
 
 
+#: what may read a list whose length is fixed (anything else could change or keep it)
+_LIST_READS = {"aten::len", "aten::__getitem__", "aten::stack", "aten::cat",
+               "prim::ListUnpack"}
+
+
+def fixed_length_lists(graph, locate=lambda node: None) -> list[tuple[str | None, int]]:
+    """Lists whose length the program fixes: built empty (or from values) and appended to
+    in straight-line code, then only read. Each becomes one ``ListConstruct`` of all its
+    values, so ``len()`` of it is a constant and a loop over it has a known trip count
+    (``futures = []``, one ``append`` per ensemble member, ``for fut in futures``: the
+    converter refuses a loop over a list's length). This is not freezing a size: no input
+    decides the length, the appends in the code do; a loop over ``x.size(0)`` is never
+    touched. Returns ``(the list's location, its length)`` for each list rewritten."""
+    rewritten = []
+    for node in graph.findAllNodes("prim::ListConstruct", True):
+        home = node.owningBlock()
+        order = {n: i for i, n in enumerate(home.nodes())}
+
+        def anchor(user, home=home):   # the node of ``home`` that holds ``user``
+            while user is not None and user.owningBlock() != home:
+                user = user.owningBlock().owningNode()
+            return user
+
+        uses = list(node.output().uses())
+        appends = [u.user for u in uses if u.user.kind() == "aten::append" and u.offset == 0]
+        reads = [u.user for u in uses if u.user not in appends]
+        if not appends or any(a.owningBlock() != home or a.output().uses() for a in appends):
+            continue
+        last = max(order[a] for a in appends)
+        if any(r.kind() not in _LIST_READS or order.get(anchor(r), -1) <= last
+               for r in reads):
+            continue
+        appends.sort(key=lambda a: order[a])
+        values = list(node.inputs()) + [a.inputsAt(1) for a in appends]
+        full = graph.create("prim::ListConstruct", values)
+        full.output().setType(node.output().type())
+        full.insertAfter(appends[-1])
+        for r in reads:
+            r.replaceInputWith(node.output(), full.output())
+        rewritten.append((locate(node) or locate(appends[0]), len(values)))
+        for a in appends:
+            a.destroy()
+        node.destroy()
+    if rewritten:
+        torch._C._jit_pass_peephole_list_idioms(graph)   # len() of a ListConstruct
+        torch._C._jit_pass_constant_propagation(graph)
+    return rewritten
+
+
 def _location(node, debug) -> str | None:
     from ..ir.source import node_locations
 
@@ -321,6 +370,11 @@ def convert_compiled(target: Target, compiled: Any, inputs: ExampleInputs,
         if result.serial_forks:
             result.notes.append(f"{result.serial_forks} fork(s) inlined into a serial copy: "
                                 "each task runs after the other, the parallelism is lost")
+    for location, length in fixed_length_lists(copy.graph, lambda n: _location(n, debug)):
+        result.notes.append(f"the list filled at {location or '(no line)'} gets its {length} "
+                            "values from appends in straight-line code: its length is "
+                            "fixed by the program (not by an input), so a loop over it "
+                            f"runs {length} times")
     try:
         result.blockers = _blockers(independent_copy(copy), args, debug)
     except Exception as exc:  # noqa: BLE001 - explain itself failing is told, not raised
