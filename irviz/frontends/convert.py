@@ -201,17 +201,34 @@ def fixed_length_lists(graph, locate=lambda node: None) -> list[tuple[str | None
     return rewritten
 
 
-def _location(node, debug) -> str | None:
+def _found(node, debug) -> str | None:
+    """A node's ``path:line:col``: the user's when known (an archive's debug info keeps
+    it), else the innermost."""
     from ..ir.source import node_locations
 
     source, user = node_locations(node)
     if user is None and debug is not None and node.sourceRange().startswith("Serialized"):
         user = debug.original(node.sourceRange())
-    found = user or source
+    return user or source
+
+
+def _location(node, debug) -> str | None:
+    found = _found(node, debug)
     if not found or found.count(":") < 2:
         return found
     path, line, col = found.rsplit(":", 2)
     return f"{display_path(path)}:{line}:{col}"
+
+
+def _stack_trace(node, debug) -> str | None:
+    """The node's user line as an FX ``stack_trace``: torch.export's re-trace carries a
+    node's meta to the nodes it makes, so the exported program's ops keep the TorchScript
+    lines they came from (the converter writes none), and irviz draws them at those."""
+    found = _found(node, debug)
+    if not found or found.count(":") < 2:
+        return None
+    path, line, _ = found.rsplit(":", 2)
+    return f'  File "{path}", line {line}, in forward\n'
 
 
 def node_locations_in(target: Target, nodes: list) -> list[str | None]:
@@ -254,7 +271,7 @@ class _Trail:
 
 
 @contextlib.contextmanager
-def _following_nodes() -> Iterator[_Trail]:
+def _following_nodes(debug=None) -> Iterator[_Trail]:
     from torch._export import converter
     from torch.fx import Interpreter
 
@@ -268,9 +285,13 @@ def _following_nodes() -> Iterator[_Trail]:
         original(self, node)
         trail.converting.pop()
         fx_node = last.next
+        trace = _stack_trace(node, debug) if fx_node is not graph._root else None
         while fx_node is not graph._root:
             trail.made[fx_node] = node
             trail.made_by_name.setdefault(fx_node.name, node)
+            if trace and fx_node.op == "call_function" \
+                    and not fx_node.meta.get("stack_trace"):
+                fx_node.meta["stack_trace"] = trace
             fx_node = fx_node.next
 
     def run_node(self, n):
@@ -379,7 +400,7 @@ def convert_compiled(target: Target, compiled: Any, inputs: ExampleInputs,
         result.blockers = _blockers(independent_copy(copy), args, debug)
     except Exception as exc:  # noqa: BLE001 - explain itself failing is told, not raised
         result.notes.append(f"{CONVERTER}.explain() failed: {_cause(exc)}")
-    with quiet_output(), warnings.catch_warnings(), _following_nodes() as trail:
+    with quiet_output(), warnings.catch_warnings(), _following_nodes(debug) as trail:
         warnings.simplefilter("ignore")
         try:
             result.program = converter.TS2EPConverter(copy, args).convert()
