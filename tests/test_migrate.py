@@ -311,3 +311,28 @@ def test_a_python_model_goes_through_torch_export(tmp_path):
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert "torch.export (strict=False)" in result.stdout
     assert "✓ same outputs" in result.stdout
+
+
+def test_a_python_model_s_forks_are_said_serial_and_a_function_exports(tmp_path):
+    model = tmp_path / "forks.py"
+    model.write_text("import torch\n"
+                     "class Two(torch.nn.Module):\n"
+                     "    def __init__(self):\n"
+                     "        super().__init__()\n"
+                     "        self.a = torch.nn.Linear(4, 4)\n"
+                     "        self.b = torch.nn.Linear(4, 4)\n"
+                     "    def forward(self, x):\n"
+                     "        fut = torch.jit.fork(self.a, x)\n"
+                     "        return self.b(x) + torch.jit.wait(fut)\n"
+                     "def double(x):\n"
+                     "    return torch.relu(x) * 2\n"
+                     "example_inputs = {'Two': lambda: (torch.rand(2, 4),),\n"
+                     "                  'double': lambda: (torch.rand(3, 4),)}\n")
+    result = migrate(f"{model}:Two", "-o", tmp_path / "two.pt2", "--no-pictures")
+    assert "1 fork site(s) (" in result.stdout and "forks.py:8)" in result.stdout
+    assert "the parallelism is lost (IRV504)" in result.stdout
+    # a plain function: its wrapper's forward(*args) takes the dynamic dims by position
+    # (torch refused them by the function's argument names)
+    result = migrate(f"{model}:double", "-o", tmp_path / "double.pt2", "--no-pictures")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "✓ same outputs" in result.stdout

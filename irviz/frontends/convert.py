@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import re
 import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -435,7 +436,30 @@ def convert(target: Target, compiled: Any, inputs: ExampleInputs,
         result.notes += notes
     except CaptureError as exc:
         result.error = exc.message + (f"; {exc.hint}" if exc.hint else "")
+        return result
+    forks = serialized_forks(result.program)
+    if forks:
+        result.serial_forks = len(forks)
+        result.notes.append(f"{len(forks)} fork site(s) ({', '.join(forks)}) run serially in "
+                            "the exported program: torch.export runs torch.jit.fork's task "
+                            "in place, the parallelism is lost (IRV504)")
     return result
+
+
+_FORK_FRAME = re.compile(r'File "(.+?)", line (\d+), in .*\n\s*(.*)')
+
+
+def serialized_forks(program: Any) -> list[str]:
+    """The ``file:line`` of each ``torch.jit.fork`` an exported Python model went through:
+    export runs the task in place, and says nothing (the ops' stack traces still pass
+    through the fork's line)."""
+    found: list[str] = []
+    for node in program.graph.nodes:
+        for path, line, code in _FORK_FRAME.findall(node.meta.get("stack_trace") or ""):
+            where = f"{display_path(path)}:{line}"
+            if "fork(" in code and where not in found:
+                found.append(where)
+    return found
 
 
 def _named(target: Target, inputs: ExampleInputs) -> list[tuple[str, Any]]:

@@ -156,7 +156,8 @@ def export_target(target: Target, inputs: ExampleInputs | None,
     with quiet_output() as printed:
         try:
             program = torch.export.export(module, tuple(inputs.args), dict(inputs.kwargs),
-                                          dynamic_shapes=shapes, strict=options.strict)
+                                          dynamic_shapes=_for_export(module, shapes, inputs),
+                                          strict=options.strict)
         except Exception as exc:  # torch raises many types
             failure = exc
         else:
@@ -166,6 +167,14 @@ def export_target(target: Target, inputs: ExampleInputs | None,
     if shapes:
         notes += _static_notes(program, shapes)
     return program, notes
+
+
+def _for_export(module: Any, shapes: dict | None, inputs: ExampleInputs) -> Any:
+    """``shapes`` as torch.export takes them for ``module``: a plain function's wrapper has
+    ``forward(*args)``, so its shapes go by position (torch refuses the function's names)."""
+    if shapes is None or not isinstance(module, _FunctionModule) or inputs.kwargs:
+        return shapes
+    return {"args": tuple(shapes.values())}
 
 
 class _FunctionModule(torch.nn.Module):
