@@ -390,8 +390,6 @@ def _time(payload: dict, out: dict) -> None:
 
 
 def _profile(payload: dict, out: dict) -> None:
-    import tempfile
-
     import torch
     from torch.profiler import ProfilerActivity, profile
 
@@ -420,15 +418,7 @@ def _profile(payload: dict, out: dict) -> None:
         except Exception as exc:  # noqa: BLE001
             out["error"] = f"the model raised {one_line(exc)}"
             return
-    _phase("export")
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="irviz-trace-")
-    os.close(fd)
-    try:
-        prof.export_chrome_trace(path)
-        with open(path, encoding="utf-8") as fh:
-            trace = json.load(fh)
-    finally:
-        os.unlink(path)
+    trace = _chrome_trace(prof)
     out["chrome_trace"] = trace
     out["tasks"] = [t.to_dict() for t in tasks_from_trace(trace, os.getpid(), sites, top)]
     out["sites"] = {f"{os.path.basename(f)}:{line}": label for (f, line), label in sites.items()}
@@ -438,7 +428,6 @@ def _profile_ops(payload: dict, out: dict) -> None:
     """``render --profile``: warm-up runs, then ``runs`` profiled runs under ``no_grad``,
     each inside a ``record_function`` that marks where it starts and ends; the trace's
     top-level aten events go back (:mod:`.op_events`), not the trace (it is large)."""
-    import tempfile
 
     import torch
     from torch.profiler import ProfilerActivity, profile, record_function
@@ -466,17 +455,23 @@ def _profile_ops(payload: dict, out: dict) -> None:
         except Exception as exc:  # noqa: BLE001
             out["error"] = f"the model raised {one_line(exc)}"
             return
+    out["runs"] = runs
+    out["op_events"] = [e.to_dict() for e in op_events(_chrome_trace(prof), RUN_MARK)]
+
+
+def _chrome_trace(prof) -> dict:
+    """The profile as Chrome-trace JSON (torch writes it only to a file)."""
+    import tempfile
+
     _phase("export")
-    fd, path = tempfile.mkstemp(suffix=".json", prefix="irviz-ops-")
+    fd, path = tempfile.mkstemp(suffix=".json", prefix="irviz-trace-")
     os.close(fd)
     try:
         prof.export_chrome_trace(path)
         with open(path, encoding="utf-8") as fh:
-            trace = json.load(fh)
+            return json.load(fh)
     finally:
         os.unlink(path)
-    out["runs"] = runs
-    out["op_events"] = [e.to_dict() for e in op_events(trace, RUN_MARK)]
 
 
 #: the record_function around each profiled run
