@@ -9,7 +9,7 @@ analysis fails on an LSTM: ``compiled-code-facts``). So irviz runs the code itse
   recording op ``irviz_probe::rec(x, id)`` is inserted. It is a ``torch.library`` op with
   *conservative* alias analysis: TorchScript treats it as having side effects, so no pass
   drops or moves it, and the values it reads stay as they were;
-* the copy is walked in :mod:`irviz.ir.graph_walk`'s order, the order the builder names
+* the copy is walked in :mod:`irviz.frontends.graph_walk`'s order, the order the builder names
   nodes in (``n2/call/n3``), so record ``id`` is the slot ``(node id, output index)``. Calls
   are inlined by hand (``Graph.insertGraph`` of an instrumented copy of the callee), and a
   fork's subgraph gets its own instrumented copy: ``torch._C._jit_pass_inline`` would lose
@@ -32,7 +32,7 @@ from typing import Any
 
 import torch
 
-from ..ir.graph_walk import (MAX_CALL_DEPTH, child, find_function, function_units, ins,
+from .graph_walk import (MAX_CALL_DEPTH, child, find_function, function_units, ins,
                              method_graph, nodes_of, outs)
 from .inputs import ExampleInputs
 

@@ -25,10 +25,11 @@ from ..frontends.capture import Capture
 from .model import (CONSTANT_KINDS, OPTIMIZED_OP_LABELS, constant_name, demangle,
                     object_constant_label, tensor_info, value_info)
 from .archive_debug import ArchiveDebugInfo
-from .graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child, find_function as
-                         _find_function, function_units, ins as _ins, method_graph as
-                         _method_graph, nodes_of as _nodes_of, outs as _outs, schema_arg_names
-                         as _schema_arg_names)
+from ..frontends.graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child,
+                                    find_function as _find_function, function_units,
+                                    ins as _ins, method_graph as _method_graph,
+                                    nodes_of as _nodes_of, outs as _outs,
+                                    schema_arg_names as _schema_arg_names)
 from .source import is_library_file, node_locations, source_line, split_location
 
 @dataclass(frozen=True)
