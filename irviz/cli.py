@@ -210,14 +210,19 @@ def main() -> None:
                    "legend. Needs example inputs.")
 @click.option("--profile-runs", type=click.IntRange(min=1), default=5, show_default=True,
               help="With --profile: how many profiled runs (medians are drawn).")
+@click.option("--trace-out", metavar="FILE",
+              help="With --profile: write the profiled runs as a Chrome/Perfetto trace JSON; "
+                   "each matched event carries its node's id (args 'irviz node', the id in "
+                   "the SVG and the JSON). Several models: FILE gets .NAME before its "
+                   "extension.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
 @_export_options
 @_config_option
 @_isolation_options
 def render(target, output, fmt, mode, inputs, depth, expand_library, show_checks, max_nodes,
-           focus, max_pages, verbose, engine, with_lint, profile, profile_runs, quiet, debug,
-           strict, export_dims, config_path, isolate, timeout, memory_limit):
+           focus, max_pages, verbose, engine, with_lint, profile, profile_runs, trace_out,
+           quiet, debug, strict, export_dims, config_path, isolate, timeout, memory_limit):
     """Render the TorchScript IR graph of the models in TARGET.
 
     TARGET is FILE.py (every model defined in it), FILE.py:NAME, FILE.py:factory(),
@@ -228,7 +233,8 @@ def render(target, output, fmt, mode, inputs, depth, expand_library, show_checks
     _run("render", "RenderRequest", debug, inputs, target=target, output=output, fmt=fmt,
          mode=mode, depth=depth, expand_library=expand_library, show_checks=show_checks,
          max_nodes=max_nodes, focus=focus, max_pages=max_pages, engine=engine,
-         lint=with_lint, profile=profile, profile_runs=profile_runs, verbose=verbose,
+         lint=with_lint, profile=profile, profile_runs=profile_runs, trace_out=trace_out,
+         verbose=verbose,
          quiet=quiet, strict=strict, export_dims=tuple(export_dims))
 
 

@@ -11,7 +11,9 @@ once, for every command.
 from __future__ import annotations
 
 import contextlib
+import os
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Iterable, Iterator
 
 import networkx as nx
@@ -177,6 +179,42 @@ class Workspace:
         if findings:
             options = replace(options, findings=[d.to_dict() for d in findings])
         return Visualization(cap, self.graph(cap), options)
+
+    def profile(self, target: Target, mode: str, G: nx.DiGraph, runs: int = 5,
+                trace_out: str | None = None) -> dict:
+        """Measured op times onto ``G`` (the graph of ``target`` captured in ``mode``): the
+        model runs ``runs`` times under torch.profiler in a child process; each event goes
+        on its IR node (:func:`~irviz.analyses.profile_times.annotate_profile`). With
+        ``trace_out``, the timed runs' Chrome trace is written there with each matched
+        event's node id. Returns the child's result (``error`` set when the model could
+        not be profiled); user mistakes raise :class:`~irviz.errors.IrvizError`."""
+        import json
+        import tempfile
+
+        from .analyses.profile_times import annotate_profile
+        from .errors import InputsError
+        from .files import write_atomic
+        from .measure.op_events import tag_trace
+        from .measure.run import profile_ops
+
+        if self.inputs_for(target) is None:
+            raise InputsError(f"profiling runs {target.spec}, so it needs example inputs",
+                              hint='pass them with --inputs "torch.rand(3, 4)" or define '
+                                   "`example_inputs` in the model file")
+        expression = self.inputs if isinstance(self.inputs, str) else None
+        with tempfile.TemporaryDirectory(prefix="irviz-profile-") as tmp:
+            raw = os.path.join(tmp, "trace.json") if trace_out else None
+            with self.stages.stage("profile"):
+                result = profile_ops(target.spec, mode, expression, runs=runs, trace_out=raw)
+            if result.get("error"):
+                return result
+            nodes = annotate_profile(G, result["op_events"], result["runs"],
+                                     result.get("memory"), result.get("run_us"))
+            if raw is not None and os.path.exists(raw):
+                with open(raw, encoding="utf-8") as fh:
+                    trace = tag_trace(json.load(fh), nodes, target.spec)
+                write_atomic(Path(trace_out), json.dumps(trace).encode("utf-8"))
+        return result
 
     # -- lint -------------------------------------------------------------------------
 

@@ -110,3 +110,71 @@ def test_an_event_module_path_fits_the_scope_it_was_called_in():
     # a fork's task: relative to the forked module
     assert _fits("models.2.cell_b", "cell_b", True) and _fits("models.2.cell_f", "", True)
     assert not _fits("models.2.cell_f", "", False) and not _fits("block.l1", "l1", False)
+
+
+FORKED = textwrap.dedent("""
+    import torch
+
+    def heavy(x, w):
+        return torch.matmul(torch.matmul(x, w), w)
+
+    def light(x):
+        return x * 2
+
+    class Forked(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(512, 512))
+
+        def forward(self, x):
+            a = torch.jit.fork(heavy, x, self.w)
+            b = torch.jit.fork(light, x)
+            c = torch.relu(x)
+            return torch.jit.wait(a) + torch.jit.wait(b) + c
+
+    example_inputs = {"Forked": lambda: (torch.rand(512, 512),)}
+""")
+
+
+@pytest.mark.slow
+def test_forked_tasks_get_their_measured_overlap_path_memory_and_trace_ids(tmp_path):
+    """Each fork's task: its ops' time and how much of it ran beside other ops, read from
+    the trace's threads; the critical path by measured times runs through the heavy task,
+    not the light one; one run's measured peak holds at least one 512x512 result; every
+    event of --trace-out names the node it was matched to, an op of the same kind."""
+    model = tmp_path / "forked.py"
+    model.write_text(FORKED)
+    out, trace = tmp_path / "graph.json", tmp_path / "trace.json"
+    result = CliRunner().invoke(main, ["render", f"{model}:Forked", "--profile",
+                                       "--profile-runs", "3", "--trace-out", str(trace),
+                                       "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    nodes = {n["id"]: n for n in data["nodes"]}
+    forks = [n for n in nodes.values() if n["kind"] == "prim::fork"]
+    assert len(forks) == 2
+    tasks = {n["id"]: n["irviz.profile_task"] for n in forks}
+    for t in tasks.values():
+        assert 0 <= t["overlap_us"] <= t["busy_us"] * 1.001 and t["busy_us"] > 0
+    critical = {i for i, n in nodes.items() if n.get("irviz.measured_critical")}
+    matmuls = [i for i, n in nodes.items() if n["kind"] == "aten::matmul"]
+    assert len(matmuls) == 2 and set(matmuls) <= critical
+    assert not [i for i, n in nodes.items() if n["kind"] == "aten::mul" and i in critical]
+    span = data["graph"]["irviz.measured_span_us"]
+    assert span >= sum(nodes[m]["irviz.profile"]["total_us"] for m in matmuls) * 0.999
+    assert data["graph"]["irviz.profile_memory"]["peak_bytes"] >= 512 * 512 * 4
+    tagged = [e for e in json.loads(trace.read_text())["traceEvents"]
+              if "irviz node" in (e.get("args") or {})]
+    assert len(tagged) >= 3 * 4   # matmul x2, mul, relu, adds: per run
+    for e in tagged:
+        assert nodes[e["args"]["irviz node"]]["kind"] == e["name"]
+
+
+def test_trace_out_without_profile_is_refused_before_any_capture(tmp_path):
+    model = tmp_path / "forked.py"
+    model.write_text(FORKED)
+    result = CliRunner().invoke(main, ["render", f"{model}:Forked", "--trace-out",
+                                       str(tmp_path / "t.json"), "-o", str(tmp_path / "g.svg")])
+    assert result.exit_code == 2
+    assert "--trace-out" in result.stderr and "--profile" in result.stderr
+    assert not (tmp_path / "g.svg").exists() and not (tmp_path / "t.json").exists()

@@ -174,6 +174,45 @@ def _width(G: nx.DiGraph, level: str | None, levels: dict, order: dict[str, int]
     return 1 + peak
 
 
+def _longest_path(D: nx.DiGraph, weight: dict[str, float],
+                  order: dict[str, int]) -> tuple[list[str], float]:
+    """The heaviest path through the task DAG ``D`` and its weight (ties: program order)."""
+    dist: dict[str, float] = {}
+    best_pred: dict[str, str | None] = {}
+    for node in nx.topological_sort(D):
+        preds = list(D.predecessors(node))
+        if len(preds) == 1:   # most nodes: the one before them on their thread
+            pred = preds[0]
+        else:
+            pred = max(preds, key=lambda p: (dist[p], -order[p])) if preds else None
+        dist[node] = weight.get(node, 0.0) + (dist[pred] if pred is not None else 0.0)
+        best_pred[node] = pred
+    end = max(dist, key=lambda n: (dist[n], -order[n])) if dist else None
+    span = dist[end] if end is not None else 0.0
+    path = []
+    while end is not None:
+        path.append(end)
+        end = best_pred[end]
+    path.reverse()
+    return path, span
+
+
+def measured_critical_path(G: nx.DiGraph, weight: dict[str, float]) -> tuple[list[str], float]:
+    """The critical path with measured times (``weight``: µs per node and run) instead of
+    the cost model's: the same task DAG, each thread in program order, a task beside its
+    caller until its wait. Empty when the program has no forks (then it is all of it)."""
+    forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
+    if not forks:
+        return [], 0.0
+    levels: dict[str | None, list[str]] = {}
+    drawn = []
+    for node, data in G.nodes(data=True):
+        if not data.get("hidden"):
+            drawn.append(node)
+            levels.setdefault(data["subgraph_of"], []).append(node)
+    return _longest_path(_task_dag(G, drawn, levels, forks), weight, program_order(G))
+
+
 def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
                          cpu_count: int | None = None,
                          intraop_threads: int | None = None) -> ParallelismFacts:
@@ -202,23 +241,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         work += cost * total
         weight[node] = cost * on_thread
     D = _task_dag(G, drawn, levels, forks)
-    dist: dict[str, float] = {}
-    best_pred: dict[str, str | None] = {}
-    for node in nx.topological_sort(D):
-        preds = list(D.predecessors(node))
-        if len(preds) == 1:   # most nodes: the one before them on their thread
-            pred = preds[0]
-        else:
-            pred = max(preds, key=lambda p: (dist[p], -order[p])) if preds else None
-        dist[node] = weight[node] + (dist[pred] if pred is not None else 0.0)
-        best_pred[node] = pred
-    end = max(dist, key=lambda n: (dist[n], -order[n])) if dist else None
-    span = dist[end] if end is not None else 0.0
-    path = []
-    while end is not None:
-        path.append(end)
-        end = best_pred[end]
-    path.reverse()
+    path, span = _longest_path(D, weight, order)
     if forks:  # else the path is the whole program
         for node in path:
             G.nodes[node][CRITICAL] = True

@@ -24,12 +24,26 @@ import statistics
 
 import networkx as nx
 
-__all__ = ["PROFILE", "COVERAGE", "UNMATCHED", "annotate_profile", "profile_of"]
+from .parallelism import measured_critical_path
+
+__all__ = ["PROFILE", "COVERAGE", "UNMATCHED", "TASK_TIME", "MEASURED_CRITICAL",
+           "MEASURED_SPAN", "MEMORY", "RUN_US", "annotate_profile", "profile_of", "task_time_of",
+           "is_measured_critical"]
 
 PROFILE = "irviz.profile"
 COVERAGE = "irviz.profile_coverage"
 UNMATCHED = "irviz.profile_unmatched"
 RUNS = "irviz.profile_runs"
+#: on a fork: its task's measured time on its own thread and the overlap beside it
+TASK_TIME = "irviz.profile_task"
+#: on the nodes of the critical path by measured times (only with forks)
+MEASURED_CRITICAL = "irviz.measured_critical"
+#: the graph's measured critical path: µs per run
+MEASURED_SPAN = "irviz.measured_span_us"
+#: the graph's measured allocations of one run (``memory_peak``)
+MEMORY = "irviz.profile_memory"
+#: the graph's median wall time of one profiled run, µs
+RUN_US = "irviz.profile_run_us"
 
 #: a TorchScript op whose time the dispatcher records under another name
 _EVENT_NAME = {"aten::Bool": "aten::item", "aten::Int": "aten::item",
@@ -38,6 +52,14 @@ _EVENT_NAME = {"aten::Bool": "aten::item", "aten::Int": "aten::item",
 
 def profile_of(data: dict) -> dict | None:
     return data.get(PROFILE)
+
+
+def task_time_of(data: dict) -> dict | None:
+    return data.get(TASK_TIME)
+
+
+def is_measured_critical(data: dict) -> bool:
+    return bool(data.get(MEASURED_CRITICAL))
 
 
 def _op_line(data: dict) -> tuple | None:
@@ -93,9 +115,12 @@ def _fits(scope: str, module: str, forked: bool) -> bool:
     return i == len(have) and j == len(want)
 
 
-def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
+def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int,
+                     memory: dict | None = None, run_us: float | None = None) -> dict[int, str]:
     """Put the profiled ``events`` (:class:`irviz.measure.op_events.OpEvent` dicts) on the
-    nodes of ``G``."""
+    nodes of ``G``, then what follows from them: each fork's measured task time and
+    overlap, the measured critical path, and ``memory`` (one run's allocations). Returns
+    the node of each matched event by its trace index (``--trace-out`` writes it there)."""
     by_line: dict[tuple, list[tuple[str, str, str | None]]] = {}
     for node, data in G.nodes(data=True):   # the builder adds nodes in program order
         if "::" not in data["kind"] or data["kind"].startswith("prim::"):
@@ -110,6 +135,7 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
                e.get("fork_site"))
         grouped.setdefault(key, {}).setdefault(e["run"], []).append(e)
     per_node: dict[str, dict[int, list[float]]] = {}
+    assigned: list[tuple[dict, str]] = []
     unmatched: dict[str, float] = {}
     total = matched = 0.0
     for key, per_run in grouped.items():
@@ -125,6 +151,7 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
                 continue
             matched += time_us
             for i, e in enumerate(evs):
+                assigned.append((e, nodes[i % len(nodes)]))
                 sums = per_node.setdefault(nodes[i % len(nodes)], {}).setdefault(
                     run, [0.0, 0.0, 0])
                 sums[0] += e["self_us"]
@@ -140,3 +167,78 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int) -> None:
     G.graph[RUNS] = runs
     G.graph[UNMATCHED] = [{"name": name, "total_us": round(t / max(runs, 1), 3)}
                           for name, t in sorted(unmatched.items(), key=lambda kv: -kv[1])]
+    _annotate_tasks(G, events, assigned, runs)
+    path, span = measured_critical_path(
+        G, {n: d[PROFILE]["total_us"] for n, d in G.nodes(data=True) if PROFILE in d})
+    for node in path:
+        G.nodes[node][MEASURED_CRITICAL] = True
+    G.graph[MEASURED_SPAN] = round(span, 3) if path else None
+    G.graph[MEMORY] = memory
+    G.graph[RUN_US] = run_us
+    return {e["index"]: node for e, node in assigned if e.get("index", -1) >= 0}
+
+
+def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
+    out: list[tuple[float, float]] = []
+    for start, end in sorted(intervals):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _overlap(a: list[tuple[float, float]], b: list[tuple[float, float]]) -> float:
+    """How long two sorted, disjoint interval lists overlap."""
+    total, i, j = 0.0, 0, 0
+    while i < len(a) and j < len(b):
+        total += max(0.0, min(a[i][1], b[j][1]) - max(a[i][0], b[j][0]))
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def _annotate_tasks(G: nx.DiGraph, events: list[dict], assigned: list[tuple[dict, str]],
+                    runs: int) -> None:
+    """Each fork's ``irviz.profile_task``: when its task's ops ran (``span_us``, from the
+    first one's start to the last one's end), their time (``busy_us``), and for how long
+    other ops - the caller's, other tasks' - ran at the same time as the task's own
+    (``overlap_us``): the overlap the fork bought, read from the trace's threads (a pool
+    thread runs many tasks, so the thread alone does not say whose op it is). Medians
+    over the runs."""
+    forks = [n for n, d in G.nodes(data=True) if d["kind"] in ("prim::fork", "prim::awaitable")]
+    if not forks:
+        return
+    in_task: dict[str, set[str]] = {f: set() for f in forks}
+    for node, data in G.nodes(data=True):
+        fork = data.get("subgraph_of")
+        while fork is not None and fork in in_task:
+            in_task[fork].add(node)
+            fork = G.nodes[fork].get("subgraph_of")
+    node_of = {id(e): n for e, n in assigned}
+    by_run: dict[int, list[dict]] = {}
+    for e in events:
+        by_run.setdefault(e["run"], []).append(e)
+    for fork in forks:
+        spans, busy, overlap, threads = [], [], [], set()
+        for run in range(runs):
+            mine, others = [], []
+            for e in by_run.get(run, ()):
+                (mine if node_of.get(id(e)) in in_task[fork] else others).append(e)
+            if not mine:
+                continue
+            threads |= {e["tid"] for e in mine}
+            spans.append(max(e["start_us"] + e["total_us"] for e in mine)
+                         - min(e["start_us"] for e in mine))
+            busy.append(sum(e["total_us"] for e in mine))
+            overlap.append(_overlap(
+                _union([(e["start_us"], e["start_us"] + e["total_us"]) for e in mine]),
+                _union([(e["start_us"], e["start_us"] + e["total_us"]) for e in others])))
+        if spans:
+            G.nodes[fork][TASK_TIME] = {
+                "span_us": round(statistics.median(spans), 3),
+                "busy_us": round(statistics.median(busy), 3),
+                "overlap_us": round(statistics.median(overlap), 3),
+                "threads": len(threads)}

@@ -38,6 +38,8 @@ class RenderRequest:
     #: run the model under torch.profiler and draw the measured op times
     profile: bool = False
     profile_runs: int = 5
+    #: with ``profile``: the Chrome/Perfetto trace, its events tagged with their node
+    trace_out: str | None = None
     #: ``--mode export``: strict torch.export, and ``--dynamic-dims`` as dynamic_shapes
     strict: bool = False
     export_dims: tuple[str, ...] = ()
@@ -56,6 +58,10 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
         from ..render.dot import RenderOptions
 
         request = _format_from_output(request)
+        if request.trace_out and not request.profile:
+            raise UsageError(f"--trace-out {request.trace_out}: the trace is the profiled "
+                             "runs', so it needs --profile",
+                             hint="add --profile (and example inputs)")
         workspace.set_export_options(request.mode, request.strict, request.export_dims,
                                      console.say)
         engine = request.engine
@@ -99,25 +105,28 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
 
 def _profile(request: RenderRequest, workspace: Workspace, console: Console, target,
              view) -> None:
-    """Measured op times onto ``view``'s graph (a child process runs the model)."""
-    from ..analyses.profile_times import COVERAGE, annotate_profile
+    """Measured op times onto ``view``'s graph (the workspace runs the model in a child)."""
+    from ..analyses.profile_times import COVERAGE
     from ..errors import InputsError
-    from ..measure.run import profile_ops
 
     if workspace.inputs_for(target) is None:
         raise InputsError(f"--profile runs {target.spec}, so it needs example inputs",
                           hint='pass them with --inputs "torch.rand(3, 4)" or define '
                                "`example_inputs` in the model file")
-    expression = workspace.inputs if isinstance(workspace.inputs, str) else None
-    result = profile_ops(target.spec, request.mode, expression, runs=request.profile_runs)
+    trace_out = request.trace_out
+    if trace_out and len(workspace.targets(request.target)) > 1:   # one trace per model
+        stem, dot, ext = trace_out.rpartition(".")
+        trace_out = f"{stem}.{target.name}.{ext}" if dot else f"{trace_out}.{target.name}"
+    result = workspace.profile(target, request.mode, view.graph, runs=request.profile_runs,
+                               trace_out=trace_out)
     if result.get("error"):
         console.say(f"note: {target.spec}: not profiled: {result['error']}")
         return
-    annotate_profile(view.graph, result["op_events"], result["runs"])
     coverage = view.graph.graph.get(COVERAGE)
     console.say(f"note: {target.spec}: profiled {result['runs']} runs; "
                 + (f"{coverage:.0%} of the aten time matched to nodes" if coverage is not None
-                   else "no aten op ran"))
+                   else "no aten op ran")
+                + (f"; trace with node ids: {trace_out}" if trace_out else ""))
 
 
 def _render_one(request: RenderRequest, workspace: Workspace, console: Console, target,
@@ -139,8 +148,7 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
             raise
     _say_findings(console, findings)
     if request.profile:
-        with stages.stage("profile"):
-            _profile(request, workspace, console, target, view)
+        _profile(request, workspace, console, target, view)
     for note in view.capture.notes:
         console.say(f"note: {target.spec}: {note}")
     _say_warnings(console, view.capture.warnings)

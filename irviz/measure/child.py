@@ -434,7 +434,7 @@ def _profile_ops(payload: dict, out: dict) -> None:
 
     from ..frontends.overloads import entry_callable
     from ..ir.serial_baseline import one_line
-    from .op_events import op_events
+    from .op_events import memory_peak, op_events
 
     target, cap, inputs = _prepare(payload)
     model = entry_callable(cap.scripted, cap.entry)   # an overload of an nn.LSTM's forward
@@ -446,8 +446,10 @@ def _profile_ops(payload: dict, out: dict) -> None:
             for _ in range(max(int(payload.get("warmup", 3)), 1)):
                 model(*inputs)
             _phase("profiled runs")
+            # one session: a second one in this process crashed Kineto on forked models;
+            # allocations are recorded in it too (profile_memory)
             with profile(activities=[ProfilerActivity.CPU], with_stack=True,
-                         with_modules=True) as prof:
+                         with_modules=True, profile_memory=True) as prof:
                 for _ in range(runs):
                     with record_function(RUN_MARK):
                         model(*inputs)
@@ -456,7 +458,15 @@ def _profile_ops(payload: dict, out: dict) -> None:
             out["error"] = f"the model raised {one_line(exc)}"
             return
     out["runs"] = runs
-    out["op_events"] = [e.to_dict() for e in op_events(_chrome_trace(prof), RUN_MARK)]
+    trace = _chrome_trace(prof)
+    out["op_events"] = [e.to_dict() for e in op_events(trace, RUN_MARK)]
+    out["memory"] = memory_peak(trace, RUN_MARK)
+    walls = sorted(e["dur"] for e in trace.get("traceEvents", [])
+                   if e.get("ph") == "X" and e.get("name") == RUN_MARK)
+    out["run_us"] = round(walls[len(walls) // 2], 3) if walls else None
+    if payload.get("trace_out"):   # --trace-out: the trace itself, for Perfetto
+        with open(payload["trace_out"], "w", encoding="utf-8") as fh:
+            json.dump(trace, fh)
 
 
 def _chrome_trace(prof) -> dict:

@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import os
 import re
+import statistics
 from dataclasses import asdict, dataclass
 
-__all__ = ["OpEvent", "op_events", "module_path"]
+__all__ = ["OpEvent", "op_events", "module_path", "memory_peak", "tag_trace"]
 
 _FRAME = re.compile(r"^(.*)\((\d+)\): (.*)$")
 _MODULE = re.compile(r"\.([A-Za-z0-9_]+)\([^)]*\)::")
@@ -37,6 +38,10 @@ class OpEvent:
     forked: bool = False
     #: the innermost fork site of a task's op: ``"model.py:37"``
     fork_site: str | None = None
+    #: when it started, from the start of its run (the forks' measured overlap)
+    start_us: float = 0.0
+    #: its place in the trace's ``traceEvents`` (``--trace-out`` writes its node there)
+    index: int = -1
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -73,7 +78,7 @@ def op_events(trace: dict, run_name: str = "forward") -> list[OpEvent]:
     """The top-level aten events of each profiled run. A run is a top-level ``run_name``
     event on the calling thread (the scripted module's call); events on other threads (a
     fork's task) belong to the run whose interval holds their start."""
-    events = [e for e in trace.get("traceEvents", [])
+    events = [dict(e, _index=i) for i, e in enumerate(trace.get("traceEvents", []))
               if e.get("ph") == "X" and e.get("cat") in ("cpu_op", "user_annotation")]
     by_tid: dict[int, list[dict]] = {}
     for e in events:
@@ -114,5 +119,44 @@ def op_events(trace: dict, run_name: str = "forward") -> list[OpEvent]:
         module, forked = module_path(args.get("Module Hierarchy"))
         out.append(OpEvent(e["name"], run, order, e["tid"], float(e["dur"]),
                            max(float(e["dur"]) - children, 0.0), file, line, module, forked,
-                           _fork_site(args.get("Call stack")) if forked else None))
+                           _fork_site(args.get("Call stack")) if forked else None,
+                           round(float(e["ts"]) - runs[run][0], 3), e["_index"]))
     return out
+
+
+def memory_peak(trace: dict, run_name: str = "forward") -> dict | None:
+    """The bytes a profiled run (``profile_memory=True``) had allocated at its peak, above
+    what was allocated when it started (its inputs and the weights are not counted), and
+    what it still held at its end (its outputs): the median over the runs; None when the
+    trace has no allocations. The ``[memory]`` events carry the allocator's running total;
+    every thread's allocations count (a fork's task allocates on its pool thread)."""
+    events = trace.get("traceEvents", [])
+    runs = sorted((e["ts"], e["ts"] + e["dur"]) for e in events
+                  if e.get("ph") == "X" and e.get("name") == run_name)
+    mem = sorted((e for e in events if e.get("name") == "[memory]"
+                  and "Total Allocated" in (e.get("args") or {})), key=lambda e: e["ts"])
+    peaks, ends, counts = [], [], []
+    for start, end in runs:
+        inside = [e for e in mem if start <= e["ts"] <= end]
+        if not inside:
+            continue
+        base = inside[0]["args"]["Total Allocated"] - inside[0]["args"].get("Bytes", 0)
+        peaks.append(max(e["args"]["Total Allocated"] for e in inside) - base)
+        ends.append(inside[-1]["args"]["Total Allocated"] - base)
+        counts.append(sum(1 for e in inside if e["args"].get("Bytes", 0) > 0))
+    if not peaks:
+        return None
+    return {"peak_bytes": int(statistics.median(peaks)), "end_bytes": int(statistics.median(ends)),
+            "allocations": int(statistics.median(counts)), "runs": len(peaks)}
+
+
+def tag_trace(trace: dict, nodes: dict[int, str], name: str) -> dict:
+    """The trace with each matched event's IR node in its args (``irviz node``: the id the
+    picture's SVG and JSON use, ``n12/call/n3``), so a user can go from an event in
+    Perfetto to the node; the trace is named after the model."""
+    events = trace.get("traceEvents", [])
+    for index, node in nodes.items():
+        if 0 <= index < len(events):
+            events[index].setdefault("args", {})["irviz node"] = node
+    trace.setdefault("otherData", {})["irviz model"] = name
+    return trace

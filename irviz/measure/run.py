@@ -162,15 +162,20 @@ def profile(spec: str, mode: str = "script", inputs: str | None = None, *,
 
 
 def profile_ops(spec: str, mode: str = "script", inputs: str | None = None, *,
-                runs: int = 5, warmup: int = 3, timeout: float = 300.0) -> dict:
+                runs: int = 5, warmup: int = 3, timeout: float = 300.0,
+                trace_out: str | None = None) -> dict:
     """``render --profile``: the model run ``runs`` times under torch.profiler in a child
     process (Kineto with stacks has crashed forked models in-process), its top-level aten
-    events returned as ``{"op_events": [...], "runs": N}`` or ``{"error": str}``. Errors in
-    the user's spec, inputs or capture raise :class:`irviz.errors.IrvizError` subclasses."""
+    events returned as ``{"op_events": [...], "runs": N, "memory": {...} | None}`` or
+    ``{"error": str}``; ``memory`` is one more run's allocations
+    (:func:`~irviz.measure.op_events.memory_peak`). With ``trace_out`` the child writes
+    the timed runs' Chrome trace there. Errors in the user's spec, inputs or capture raise
+    :class:`irviz.errors.IrvizError` subclasses."""
     mode = _check_mode(mode)
     result, error, _ = run_child(_payload(spec, mode, inputs, (None, None),
                                           action="profile_ops", runs=runs, warmup=warmup,
-                                          settle_s=PROFILE_SETTLE_S), timeout)
+                                          settle_s=PROFILE_SETTLE_S, trace_out=trace_out),
+                                 timeout)
     if result is not None and result.get("user_error"):
         _raise_user_error(result["user_error"])
     if result is None:

@@ -28,6 +28,7 @@ import networkx as nx
 from ..analyses.fork_wait import WAITS, overlapping, waits
 from ..analyses.graph_match import DIFF, diff_status
 from ..analyses.parallelism import is_critical
+from ..analyses.profile_times import MEASURED_SPAN, is_measured_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels, is_alarm, tooltip
@@ -62,6 +63,9 @@ class _DotWriter:
         self.G = G
         self.plan = plan if plan is not None else plan_view(G, options)
         self.labels = Labels(G, self.plan, options)
+        #: with a profile, the critical path by measured times replaces the estimated one
+        self.critical = (is_measured_critical if G.graph.get(MEASURED_SPAN) is not None
+                         else is_critical)
         self.blocks: dict[str, dict] = G.graph["blocks"]
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
@@ -107,7 +111,7 @@ class _DotWriter:
                 self._emit_call_cluster(item.id, indent)
 
     def _any_critical(self, nodes) -> bool:
-        return any(is_critical(self.G.nodes[n]) for n in nodes)
+        return any(self.critical(self.G.nodes[n]) for n in nodes)
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,
                    finding: bool = True) -> None:
@@ -136,7 +140,7 @@ class _DotWriter:
         if timed is not None:   # render --profile: the measured time's colour
             attrs["fillcolor"] = timed
             classes.append("irviz-profiled")
-        self._highlight(attrs, classes, node, is_critical(data))
+        self._highlight(attrs, classes, node, self.critical(data))
         self._diff(attrs, classes, diff_status(data))
         attrs["class"] = " ".join(classes)
         self.lines.append(f"{indent}{_q(node)} {_attrs(attrs)};")

@@ -535,6 +535,9 @@ class Labels:
         text = info["label"]
         if info["kind"] in TASK_KINDS:
             text = "forked task (runs in parallel until its wait)"
+            measured = self.profile.task_line(info.get("owner"))
+            if measured:   # render --profile: what the trace's threads showed
+                return Text(f"forked task: {measured}", f"{text}; measured: {measured}")
         return Text(text, text)
 
     def empty_block(self, cid: str) -> Text:
