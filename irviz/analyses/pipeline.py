@@ -20,6 +20,7 @@ from .checks import annotate_checks
 from .compiled_shapes import annotate_compiled_shapes
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
+from .memory import annotate_memory
 from .parallelism import annotate_parallelism
 from .runtime_shapes import annotate_runtime_shapes
 from .shape_arithmetic import annotate_shape_arithmetic
@@ -50,6 +51,7 @@ STEPS: tuple[Step, ...] = (
     Step("compiled_shapes", annotate_compiled_shapes, needs_capture=True),
     Step("costs", annotate_costs, requires=("runtime_shapes", "compiled_shapes")),
     Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),
+    Step("memory", annotate_memory, requires=("runtime_shapes", "compiled_shapes")),
 )
 STEP_NAMES = tuple(step.name for step in STEPS)
 #: every step: what a picture or a report reads

@@ -63,6 +63,8 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
                 console.say(f"note: {view.title()}: {note}")
             if request.measure or request.calibrate:
                 measured[view.name] = _measure(view, request, console)
+            if request.measure:   # each op's measured time, beside its estimate
+                _profile(workspace, view, console)
             if request.fmt == "html":
                 figures[view.name] = _figures(view, measured.get(view.name), engine, rep)
         _write_trace(request, measured, console, write_atomic)
@@ -107,6 +109,12 @@ def _measure(view, request: ReportRequest, console: Console):
                          warmup=1, repeats=3, calibrate=True)
     calibrate_measured(view.graph, result)
     return result
+
+
+def _profile(workspace: Workspace, view, console: Console) -> None:
+    result = workspace.profile(view.capture.target, view.capture.mode, view.graph)
+    if result.get("error"):
+        console.say(f"note: {view.title()}: op times not profiled: {result['error']}")
 
 
 def _figures(view, measured, engine: str, rep) -> list[tuple[str, str]]:

@@ -17,10 +17,11 @@ import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
+from ..analyses.memory import BYTES
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
                         returned_shape)
 from ..ir.source import short_location, source_line
-from .profile_overlay import ProfileOverlay, fmt_us
+from .profile_overlay import ProfileOverlay, fmt_bytes, fmt_us
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,
                    nodes_by_call)
@@ -368,6 +369,8 @@ class Labels:
         if folded:
             lines.append("args: " + ", ".join(folded))
         lines += [f"guard: {g}" for g in data.get("guards", ())]
+        if data.get(BYTES):   # what its outputs allocate (irviz.analyses.memory)
+            lines.append(f"allocates: {fmt_bytes(data[BYTES])}")
         lines += self.profile.tooltip(node)
         lines += self._badge_tooltip(node)
         if WAITS in data:

@@ -13,16 +13,24 @@ import math
 
 import networkx as nx
 
-from ..analyses.profile_times import (COVERAGE, MEASURED_SPAN, PROFILE, RUN_US, RUNS,
+from ..analyses.memory import memory_facts
+from ..analyses.profile_times import (COVERAGE, MEASURED_SPAN, MEMORY, PROFILE, RUN_US, RUNS,
                                       UNMATCHED, task_time_of)
 
-__all__ = ["ProfileOverlay", "RAMP", "fmt_us"]
+__all__ = ["ProfileOverlay", "RAMP", "fmt_us", "fmt_bytes"]
 
 #: ColorBrewer YlOrBr, light to dark, without its darkest steps (the labels' dark text
 #: must stay readable on every step)
 RAMP = ("#ffffd4", "#fee391", "#fec44f", "#fe9929", "#ec7014")
 #: how many of the slowest nodes get their time in the label
 TOP_N = 5
+
+
+def fmt_bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} B"
 
 
 def fmt_us(us: float) -> str:
@@ -108,6 +116,13 @@ class ProfileOverlay:
             wall = self.G.graph.get(RUN_US)
             line += (f"; bold border: the critical path by measured times, {fmt_us(span)}"
                      + (f" of a {fmt_us(wall)} run" if wall else ""))
+        estimated, measured = memory_facts(self.G) or {}, self.G.graph.get(MEMORY) or {}
+        if estimated.get("peak_bytes") or measured.get("peak_bytes"):
+            line += ("; activations: estimated peak "
+                     + (fmt_bytes(estimated["peak_bytes"]) if estimated.get("peak_bytes")
+                        else "?") + ", measured "
+                     + (fmt_bytes(measured["peak_bytes"]) if measured.get("peak_bytes")
+                        else "?"))
         unmatched = self.G.graph.get(UNMATCHED) or []
         if unmatched:
             line += "; not matched: " + ", ".join(

@@ -106,6 +106,62 @@ def target_report(view, measured: MeasureResult | None = None) -> dict:
         "measured": None if measured is None else measured.to_dict(trace=False),
         "hazards": [{"code": h.code, "message": h.message, "node": h.node,
                      "site": _site(h.source)} for h in par.hazards(G)],
+        "profile": profile_section(view, measured),
+    }
+
+
+#: how many of the slowest ops the report lists
+TOP_OPS = 10
+
+
+def profile_section(view, measured: MeasureResult | None = None) -> dict | None:
+    """Where the time went, when the graph was profiled (``report --measure``): the
+    slowest ops with their estimate, the estimate's error per op kind, the measured
+    critical path, allocations, and the prediction replayed with the measured op times
+    beside the static one and the measured speed-up."""
+    from ..analyses import op_times
+    from ..analyses.memory import memory_facts
+    from ..analyses.profile_times import (COVERAGE, MEASURED_SPAN, MEMORY, RUN_US, RUNS,
+                                          UNMATCHED, task_time_of)
+
+    G = view.graph
+    if G.graph.get(COVERAGE) is None:
+        return None
+    plan = getattr(view, "plan", None)
+    drawn_in = {n: d for d, ns in (getattr(plan, "members", None) or {}).items() for n in ns}
+    top = []
+    for t in op_times.op_times(G)[:TOP_OPS]:
+        data = G.nodes[t.node]
+        top.append({"id": t.node, "drawn": drawn_in.get(t.node, t.node), "kind": t.kind,
+                    "site": _site(_where(G, t.node)), "module": data.get("scope") or "",
+                    "measured_us": t.measured_us, "estimated_us": t.estimated_us,
+                    "calls": t.calls})
+    whole = par.facts(G)
+    replay = None
+    if whole is not None:
+        found = op_times.measured_prediction(G, whole.intraop_threads, whole.interop_threads,
+                                             whole.cpu_count)
+        replay = found.speedup if found is not None else None
+    best = None
+    if measured is not None:
+        ok = [s for s in measured.settings if not s.error and s.speedup]
+        now = [s for s in ok if (s.intra_op, s.inter_op) ==
+               (whole.intraop_threads, whole.interop_threads)] if whole else []
+        best = (now or [None])[0]
+    return {
+        "runs": G.graph.get(RUNS), "coverage": G.graph.get(COVERAGE),
+        "unmatched": G.graph.get(UNMATCHED) or [], "run_us": G.graph.get(RUN_US),
+        "measured_span_us": G.graph.get(MEASURED_SPAN),
+        "top": top,
+        "kinds": [vars(k) for k in op_times.kind_errors(G)],
+        "tasks": [{"id": n, "site": _site(_where(G, n)), **task_time_of(d)}
+                  for n, d in G.nodes(data=True) if task_time_of(d)],
+        "memory": {"estimated": memory_facts(G), "measured": G.graph.get(MEMORY)},
+        "prediction": {"static": whole.predicted_speedup if whole else None,
+                       "with_measured_op_times": replay,
+                       "measured": best.speedup if best is not None else None,
+                       "setting": [whole.intraop_threads, whole.interop_threads]
+                       if whole else None},
     }
 
 
@@ -269,6 +325,8 @@ class Table:
     headers: list[str]
     rows: list[list[str]]
     note: str | None = None
+    #: per row, the id of the drawn node its first cell links to in the HTML page's graph
+    links: list[str | None] | None = None
 
 
 def _fmt_site(site: dict | None) -> str:
@@ -394,6 +452,8 @@ def _tables(t: dict) -> list[Table]:
         "Critical path (its most expensive steps)", ["op", "site", "cost"],
         [[_code(c["kind"]), _fmt_site(c["site"]), _cost(c["cost"], unit)] for c in heavy],
         note=f"{len(t['critical_path'])} nodes on the path."))
+    if t.get("profile"):
+        tables += _profile_tables(t["profile"], unit)
     m = t.get("measured")
     if m:
         rows = []
@@ -447,6 +507,68 @@ def _tables(t: dict) -> list[Table]:
     return tables
 
 
+def _bytes(n: int | None) -> str:
+    if n is None:
+        return "—"
+    for unit, size in (("GB", 1 << 30), ("MB", 1 << 20), ("KB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.1f} {unit}"
+    return f"{n} B"
+
+
+def _profile_tables(p: dict, unit: str) -> list[Table]:
+    """``report --measure``'s profile: the slowest ops, the estimate's error per op kind."""
+    def ratio(measured, estimated):
+        return f"{measured / estimated:.2f}×" if estimated else "—"
+
+    rows, links = [], []
+    for i, op in enumerate(p["top"], 1):
+        rows.append([str(i), _code(op["kind"]), _fmt_site(op["site"]),
+                     _plain(op["module"] or "—"), _cost(op["measured_us"], "us"),
+                     _cost(op["estimated_us"], "us") if op["estimated_us"] else "—",
+                     ratio(op["measured_us"], op["estimated_us"])])
+        links.append(op["drawn"])
+    unmatched = ", ".join(f"{u['name']} {_cost(u['total_us'], 'us')}" for u in p["unmatched"][:3])
+    note = (f"Median of {p['runs']} profiled runs (torch.profiler, in a child process); "
+            f"{(p['coverage'] or 0):.0%} of the profiled aten time matched to nodes"
+            + (f" (not matched: {unmatched})" if unmatched else "") + ".")
+    if p.get("run_us"):
+        note += f" One run took {_cost(p['run_us'], 'us')}"
+        if p.get("measured_span_us") is not None:
+            note += (f"; its critical path by measured op times is "
+                     f"{_cost(p['measured_span_us'], 'us')}")
+        note += "."
+    mem = p.get("memory") or {}
+    est, got = mem.get("estimated") or {}, mem.get("measured") or {}
+    if est.get("peak_bytes") or got.get("peak_bytes"):
+        note += (f" Activation memory: estimated peak {_bytes(est.get('peak_bytes'))} "
+                 "from shapes in program order, measured peak "
+                 f"{_bytes(got.get('peak_bytes'))} (allocations above the inputs).")
+    tables = [Table("Where the time goes (measured)",
+                    ["#", "op", "site", "module", "measured per run", "estimated",
+                     "measured / estimated"], rows, note=note, links=links)]
+    if p["kinds"] and unit == "us":
+        pr = p.get("prediction") or {}
+        note = ("measured / estimated over the kind's total; typical error: the median over "
+                "its nodes of how many times off the estimate was.")
+        if pr.get("with_measured_op_times") is not None and pr.get("static") is not None:
+            note += (f" Fed into the schedule, the measured op times predict "
+                     f"{pr['with_measured_op_times']:.2f}× at (intra-op {pr['setting'][0]}, "
+                     f"inter-op {pr['setting'][1]}) where the estimates predict "
+                     f"{pr['static']:.2f}×"
+                     + (f"; measured: {pr['measured']:.2f}×" if pr.get("measured") else "")
+                     + ".")
+        tables.append(Table(
+            "Cost model against the measurement, per op kind",
+            ["op kind", "nodes", "measured", "estimated", "measured / estimated",
+             "typical error"],
+            [[_code(k["kind"]), str(k["nodes"]), _cost(k["measured_us"], "us"),
+              _cost(k["estimated_us"], "us"), f"{k['ratio']:.2f}×",
+              f"{2 ** k['log2_error']:.1f}×"] for k in p["kinds"][:15]],
+            note=note))
+    return tables
+
+
 def to_markdown(report: dict) -> str:
     out = ["# Parallelism report", ""]
     for t in report["targets"]:
@@ -485,8 +607,12 @@ def to_html(report: dict, figures: dict[str, list[tuple[str, str]]] | None = Non
             out.append(f"<h3>{_html(table.title)}</h3><table><thead><tr>"
                        + "".join(f"<th>{_html(h)}</th>" for h in table.headers)
                        + "</tr></thead><tbody>")
-            for row in table.rows:
-                out.append("<tr>" + "".join(f"<td>{_html(c)}</td>" for c in row) + "</tr>")
+            for i, row in enumerate(table.rows):
+                cells = [_html(c) for c in row]
+                link = table.links[i] if table.links else None
+                if link and cells:   # to the node in the graph below (its SVG id)
+                    cells[0] = f'<a href="#{xml_text("irviz:" + link)}">{cells[0]}</a>'
+                out.append("<tr>" + "".join(f"<td>{c}</td>" for c in cells) + "</tr>")
             out.append("</tbody></table>")
             if table.note:
                 out.append(f"<p>{_html(table.note)}</p>")

@@ -1,0 +1,143 @@
+"""Activation memory from shapes: bytes per value, and the static peak along program order.
+
+Why it exists: "will this fit?" is asked before a model runs, and the picture already knows
+every tensor's shape and dtype. Each op's tensor outputs are allocated when it runs and
+freed after their last consumer in program order (TorchScript's interpreter drops a value
+at its last use); an op whose schema returns an alias of its input (``view``, ``transpose``,
+``relu_``, ``chunk``) allocates nothing and keeps its input alive as long as itself.
+Graph inputs and parameters are not counted: they are allocated before a call, as a
+profiled run's measured peak (``render --profile``) does not count them either.
+
+What it cannot see: memory an op allocates inside itself (an LSTM's gates, a matmul's
+workspace), a loop body's values counted once (not per iteration), and tasks that overlap
+in time (the walk is in program order). Hence "estimated".
+
+Annotates ``irviz.bytes`` on each node that allocates (the bytes of its outputs) and on
+each edge whose producer has one tensor output, and ``G.graph["irviz.memory"]``:
+``{"peak_bytes", "peak_at", "by_module", "unknown"}`` (``by_module``: the values live at
+the peak by the top-level module that made them; ``unknown``: tensors of unknown size).
+"""
+from __future__ import annotations
+
+import math
+from functools import lru_cache
+
+import networkx as nx
+import torch
+
+from ..ir.model import CONSTANT_KINDS
+
+__all__ = ["BYTES", "MEMORY", "annotate_memory", "memory_facts", "value_bytes"]
+
+BYTES = "irviz.bytes"
+MEMORY = "irviz.memory"
+
+_ITEMSIZE = {"float32": 4, "float64": 8, "float16": 2, "bfloat16": 2, "int64": 8,
+             "int32": 4, "int16": 2, "int8": 1, "uint8": 1, "bool": 1, "complex64": 8,
+             "complex128": 16}
+#: ops whose result is a new tensor only when the dtype changes (``x.float()`` of a float)
+_CONVERSIONS = ("aten::to", "aten::type_as", "aten::contiguous")
+
+
+def memory_facts(G: nx.DiGraph) -> dict | None:
+    return G.graph.get(MEMORY)
+
+
+def value_bytes(info: dict) -> int | None:
+    """Bytes of one value record (``{"shape", "dtype"}``), or None when not a tensor of
+    known size."""
+    shape, dtype = info.get("shape"), info.get("dtype")
+    if shape is None or dtype not in _ITEMSIZE or any(not isinstance(d, int) for d in shape):
+        return None
+    return math.prod(shape) * _ITEMSIZE[dtype]
+
+
+@lru_cache(maxsize=None)
+def _aliases(kind: str) -> bool:
+    """The op returns a view or its (mutated) input: every non-``out`` overload that
+    returns a Tensor marks its first return as an alias (``Tensor(a)``)."""
+    if not kind.startswith("aten::"):
+        return True   # prim:: glue (lists, tuples, attributes) allocates no tensor
+    try:
+        schemas = torch._C._jit_get_schemas_for_operator(kind)
+    except RuntimeError:
+        return False
+    tensor = [s for s in schemas if s.overload_name != "out" and s.returns
+              and str(s.returns[0].type).startswith("Tensor")]
+    return bool(tensor) and all(s.returns[0].alias_info is not None for s in tensor)
+
+
+def _allocates(G: nx.DiGraph, data: dict) -> bool:
+    kind = data["kind"]
+    if kind in CONSTANT_KINDS or kind in ("prim::Param", "prim::Return") or data.get("hidden"):
+        return False
+    if kind in _CONVERSIONS:
+        first = (data.get("inputs") or [[]])[0]
+        src = G.nodes[first[0]].get("outputs", [{}]) if first and first[0] in G else [{}]
+        out = data.get("outputs") or [{}]
+        return bool(src) and src[0].get("dtype") != out[0].get("dtype")
+    return not _aliases(kind)
+
+
+def annotate_memory(G: nx.DiGraph) -> dict:
+    """Annotate each value's bytes and the static peak (see the module doc)."""
+    order = {n: i for i, n in enumerate(G.nodes)}   # the builder adds them in program order
+    allocated: dict[str, int] = {}
+    unknown = 0
+    for node, data in G.nodes(data=True):
+        if not _allocates(G, data):
+            continue
+        sizes = [value_bytes(o) for o in data.get("outputs", [])
+                 if str(o.get("type", "")).startswith("Tensor")]
+        unknown += sum(1 for b in sizes if b is None)
+        total = sum(b for b in sizes if b)
+        if total:
+            allocated[node] = total
+            data[BYTES] = total
+    for u, v, edata in G.edges(data=True):
+        outs = G.nodes[u].get("outputs", [])
+        if len(outs) == 1:
+            size = value_bytes(outs[0])
+            if size:
+                edata[BYTES] = size
+    # last use: the latest consumer, through the aliases that keep a value alive
+    last: dict[str, int] = {}
+    for node in reversed(list(G.nodes)):
+        users = [order[s] for s in G.successors(node)]
+        for s in G.successors(node):
+            if s in last and not _allocates(G, G.nodes[s]):
+                users.append(last[s])   # a view of it lives on
+        last[node] = max(users, default=order[node])
+    frees: dict[int, list[str]] = {}
+    for node in allocated:
+        frees.setdefault(last[node], []).append(node)
+    peak, peak_at = _replay(G, allocated, frees, order, None)
+    _, peak_live = _replay(G, allocated, frees, order, peak_at)
+    by_module: dict[str, int] = {}
+    for node, size in (peak_live or {}).items():
+        top = (G.nodes[node].get("scope") or "").split(".")[0] or "<root>"
+        by_module[top] = by_module.get(top, 0) + size
+    facts = {"peak_bytes": peak, "peak_at": peak_at,
+             "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
+             "unknown": unknown}
+    G.graph[MEMORY] = facts
+    return facts
+
+
+def _replay(G, allocated, frees, order, stop):
+    """Walk program order allocating and freeing: ``(peak, node at the peak)``, or with
+    ``stop`` the values live just after ``stop`` allocated ``(0, {node: bytes})``."""
+    live: dict[str, int] = {}
+    current = peak = 0
+    peak_at = None
+    for node in G.nodes:
+        if node in allocated:
+            live[node] = allocated[node]
+            current += allocated[node]
+            if node == stop:
+                return 0, live
+            if current > peak:
+                peak, peak_at = current, node
+        for freed in frees.get(order[node], ()):
+            current -= live.pop(freed, 0)
+    return peak, peak_at
