@@ -62,12 +62,14 @@ def ensemble_result(ensemble_measured):
 
 
 def test_a_sample_is_enough_calls_to_last_min_sample_s(example_result, ensemble_result):
-    """fork_basics' example takes microseconds: a sample is many calls; the ensemble's
-    calls are longer, so its samples need fewer."""
+    """fork_basics' example takes microseconds: a sample is several calls; the ensemble's
+    calls are longer, so its samples need fewer. (How many depends on the machine's load:
+    a loaded CI machine took 4 calls of the example per 20 ms sample, so only the order
+    and the samples' length are checked.)"""
     assert example_result["min_sample_s"] == 0.02
     tiny = min(r["calls_per_sample"] for r in example_result["settings"])
     big = max(r["calls_per_sample"] for r in ensemble_result["settings"])
-    assert tiny > 10 and tiny > big
+    assert tiny > 1 and tiny > big
     for row in example_result["settings"]:  # the samples last about min_sample_s
         assert row["pair_s"] > 0        # the pair probe is sampled beside the model
         per_call = max(row["serial"]["median_s"], row["forked"]["median_s"], row["pair_s"])
