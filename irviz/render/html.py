@@ -30,6 +30,9 @@ from urllib.parse import quote
 from .. import __version__
 from ..analyses import fork_wait as fw, parallelism as par
 from ..analyses.checks import checks_at
+from ..analyses.cost import cost_model, cost_of
+from ..analyses.memory import BYTES
+from ..analyses.profile_times import PROFILE
 from ..ir.model import CALL_KINDS, format_shape, is_folded
 from ..ir.source import source_line, split_location
 from .dot import DotResult
@@ -237,6 +240,7 @@ def node_details(view, findings: list[dict] | None = None,
                         "scope": ", ".join(names[:20]) + (" …" if len(names) > 20 else ""),
                         "collapsible": False}
     plan = getattr(view, "plan", None)
+    _add_metrics(G, details, plan)
     for rid, loop in (plan.loops.items() if plan is not None else ()):  # unrolled loops
         inside = [n for n in plan.members.get(rid, ()) if not is_folded(G.nodes[n], show_checks)]
         trips = len(loop["iterations"])
@@ -251,6 +255,55 @@ def node_details(view, findings: list[dict] | None = None,
                         "findings": findings_at(first.get("user_source")), "fork": None,
                         "collapsible": False}
     return details
+
+
+#: what the viewer's overlay menu can colour the nodes by: (metric, menu text)
+OVERLAYS = (("time", "measured time"), ("cost", "estimated cost"), ("bytes", "memory"))
+
+
+def _node_metrics(data: dict) -> dict:
+    """A node's numbers for the overlay: measured µs per run (``render --profile``), the
+    cost model's estimate, the bytes its outputs allocate."""
+    found = {}
+    profile = data.get(PROFILE)
+    if profile and profile.get("total_us"):
+        found["time"] = profile["total_us"]
+    cost = cost_of(data)
+    if cost > 0:
+        found["cost"] = cost
+    if data.get(BYTES):
+        found["bytes"] = data[BYTES]
+    return found
+
+
+def _add_metrics(G, details: dict, plan) -> None:
+    """``metrics`` on each entry the overlay can colour: a node's own, a box's or a rolled
+    run's the sum of what it holds."""
+    for key, entry in details.items():
+        if key in G:
+            found = _node_metrics(G.nodes[key])
+        else:
+            members = (plan.members.get(key, ()) if plan is not None else ())
+            found = {}
+            for n in members:
+                for name, value in _node_metrics(G.nodes[n]).items():
+                    found[name] = found.get(name, 0) + value
+        if found:
+            entry["metrics"] = {k: round(v, 3) for k, v in found.items()}
+
+
+def overlay_menu(details: dict, unit: str | None) -> str:
+    """The toolbar's ``Colour: structure / measured time / estimated cost / memory``
+    menu, with only the overlays some drawn node has numbers for ("" when none)."""
+    have = {m for entry in details.values() for m in (entry.get("metrics") or ())}
+    options = [(m, text) for m, text in OVERLAYS if m in have]
+    if not options:
+        return ""
+    return ('<select class="irviz-overlay" aria-label="Colour the nodes by" '
+            f'data-cost-unit="{xml_text(unit or "ops")}" title="Colour the nodes by">'
+            '<option value="">colour: structure</option>'
+            + "".join(f'<option value="{m}">colour: {xml_text(t)}</option>' for m, t in options)
+            + "</select>")
 
 
 # -- module pages --------------------------------------------------------------------
@@ -497,7 +550,8 @@ def _templates(pages: ModulePages, details: dict) -> str:
 
 
 def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
-                    pages: ModulePages | None = None, diff: bool = False) -> str:
+                    pages: ModulePages | None = None, diff: bool = False,
+                    cost_unit: str | None = None) -> str:
     """One viewer: toolbar, the inline SVG, the details panel and the details as JSON
     (only the entries whose id is in the SVG), plus the module ``pages`` if any. No
     inline handlers: viewer.js wires it."""
@@ -518,6 +572,7 @@ def viewer_fragment(svg: str | bytes, details: dict, *, title: str, uid: str,
         '<input type="search" class="irviz-search" placeholder="Search: name, kind, file:line"'
         ' aria-label="Search nodes" autocomplete="off">'
         '<span class="irviz-count" aria-live="polite"></span>'
+        + ("" if diff else overlay_menu(details, cost_unit))
         + (_DIFF_TOGGLE if diff else "") + '</div>\n'
         '<div class="irviz-body"><div class="irviz-canvas">\n'
         f'{inline}\n</div>\n'
@@ -568,5 +623,6 @@ def viewer_page(view, *, findings: list[dict] | None = None, source_url: str | N
         '<meta name="color-scheme" content="light dark">\n'
         f"<title>{xml_text(title)} · irviz</title>\n<style>\n{css}</style>\n</head>\n"
         '<body class="irviz-page">\n'
-        + viewer_fragment(svg, details, title=title, uid=uid, pages=pages, diff=diff)
+        + viewer_fragment(svg, details, title=title, uid=uid, pages=pages, diff=diff,
+                          cost_unit=getattr(cost_model(view.graph), "unit", None))
         + f"<script>{js}</script>\n</body>\n</html>\n")

@@ -184,6 +184,8 @@
       else if (a === "reset") self.reset();
       else if (a.indexOf("diff-") === 0) self.showSide(a.slice(5), b);
     });
+    var menu = this.root.querySelector(".irviz-overlay");
+    if (menu) menu.addEventListener("change", function () { self.overlay(menu.value); });
     canvas.addEventListener("wheel", function (e) {
       e.preventDefault();
       self.zoom(Math.pow(1.0015, -e.deltaY * (e.deltaMode === 1 ? 16 : 1)), e.clientX, e.clientY);
@@ -284,6 +286,55 @@
     var same = m && m.same_as, note = !m ? (this.book.modules[module] || {}).note || "no page for this module" :
       same ? "same structure as " + same + ", whose page is shown" : "";
     if (note) c.appendChild(el("span", "irviz-note", note));
+  };
+
+  // -- overlay: colour the nodes by measured time, estimated cost or memory -----------
+  var RAMP = ["#ffffd4", "#fee391", "#fec44f", "#fe9929", "#ec7014"];  // ColorBrewer YlOrBr
+  function fmtMetric(metric, v, unit) {
+    function three(x) { return Number(x.toPrecision(3)).toString(); }
+    if (metric === "bytes") {
+      var units = [["GiB", 1073741824], ["MiB", 1048576], ["KiB", 1024]];
+      for (var i = 0; i < units.length; i++) if (v >= units[i][1]) return three(v / units[i][1]) + " " + units[i][0];
+      return v + " B";
+    }
+    if (metric === "cost" && unit !== "us") return three(v) + " ops";
+    return v >= 1000 ? three(v / 1000) + " ms" : three(v) + " µs";
+  }
+  Viewer.prototype.overlay = function (metric) {
+    var self = this, lo = Infinity, hi = 0;
+    var menu = this.root.querySelector(".irviz-overlay");
+    var unit = menu ? menu.getAttribute("data-cost-unit") : "ops";
+    function value(n) {
+      var d = self.details[n.key];
+      return metric && d && d.metrics ? d.metrics[metric] || 0 : 0;
+    }
+    this.nodes.forEach(function (n) {
+      var v = value(n);
+      if (v > 0) { lo = Math.min(lo, v); hi = Math.max(hi, v); }
+    });
+    this.root.setAttribute("data-overlay", metric || "");
+    this.nodes.forEach(function (n) {
+      var v = value(n), colour = null;
+      if (metric) {
+        var x = hi > lo ? (Math.log(v) - Math.log(lo)) / (Math.log(hi) - Math.log(lo)) : 1;
+        colour = v > 0 ? RAMP[Math.min(Math.floor(x * RAMP.length), RAMP.length - 1)] : "#f2f2f2";
+      }
+      Array.prototype.forEach.call(n.g.querySelectorAll("polygon, ellipse, path"), function (shape) {
+        if (!shape.hasAttribute("data-irviz-fill")) shape.setAttribute("data-irviz-fill", shape.getAttribute("fill") || "");
+        var original = shape.getAttribute("data-irviz-fill");
+        if (!original || original === "none" || original === "transparent") return;
+        shape.setAttribute("fill", colour || original);
+      });
+      n.g.classList.toggle("irviz-overlaid", !!metric);
+    });
+    var legend = this.root.querySelector(".irviz-overlay-legend");
+    if (!legend) {
+      legend = el("span", "irviz-overlay-legend");
+      if (menu) menu.parentNode.insertBefore(legend, menu.nextSibling);
+    }
+    legend.textContent = metric && hi > 0
+      ? fmtMetric(metric, lo, unit) + " … " + fmtMetric(metric, hi, unit) + " (log scale; grey: none)"
+      : "";
   };
 
   // -- search --------------------------------------------------------------------
