@@ -178,3 +178,33 @@ def test_trace_out_without_profile_is_refused_before_any_capture(tmp_path):
     assert result.exit_code == 2
     assert "--trace-out" in result.stderr and "--profile" in result.stderr
     assert not (tmp_path / "g.svg").exists() and not (tmp_path / "t.json").exists()
+
+
+@pytest.mark.slow
+def test_an_archive_is_matched_by_its_serialized_code(tmp_path):
+    """A loaded .pt's ops run as the archive's serialized code, and the profiler names
+    those frames (code/__torch__/forked.py(8)), forks included: every event still finds its
+    node, and the forked matmuls are the hot ones."""
+    import importlib.util
+
+    import torch
+
+    model = tmp_path / "forked.py"
+    model.write_text(FORKED)
+    spec = importlib.util.spec_from_file_location("forked", model)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    archive = tmp_path / "forked.pt"
+    torch.jit.script(mod.Forked()).save(str(archive))
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["render", str(archive), "--inputs",
+                                       "torch.rand(512, 512)", "--profile", "--profile-runs",
+                                       "3", "--format", "json", "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["graph"]["irviz.profile_coverage"] == 1.0
+    timed = sorted((n for n in data["nodes"] if "irviz.profile" in n),
+                   key=lambda n: -n["irviz.profile"]["total_us"])
+    assert [n["kind"] for n in timed[:2]] == ["aten::matmul", "aten::matmul"]
+    assert all(n["serialized_source"].startswith("code/__torch__/") for n in timed)
+    assert all("irviz.profile_task" in n for n in data["nodes"] if n["kind"] == "prim::fork")

@@ -63,23 +63,31 @@ def is_measured_critical(data: dict) -> bool:
 
 
 def _op_line(data: dict) -> tuple | None:
-    """(event name, file basename, line) of a node, or None."""
-    source = data.get("source")
-    if not source or source.count(":") < 2:
-        return None
-    path, line, _ = source.rsplit(":", 2)
+    """(event name, file basename, line) of a node, or None. A loaded archive's node is
+    keyed by its place in the archive's serialized code, which is what the profiler names."""
+    if data.get("serialized_source"):
+        path, line = data["serialized_source"].rsplit(":", 1)
+    else:
+        source = data.get("source")
+        if not source or source.count(":") < 2:
+            return None
+        path, line, _ = source.rsplit(":", 2)
+        path = os.path.basename(path)
     try:
         line_no = int(line)
     except ValueError:
         return None
-    return _EVENT_NAME.get(data["kind"], data["kind"]), os.path.basename(path), line_no
+    return _EVENT_NAME.get(data["kind"], data["kind"]), path, line_no
 
 
 def _fork_site_of(G: nx.DiGraph, data: dict) -> str | None:
-    """``model.py:37``: where the innermost fork around a node was forked, or None."""
+    """``model.py:37``: where the innermost fork around a node was forked, or None (an
+    archive's: its place in the serialized code, as the profiler names it)."""
     fork = data.get("subgraph_of")
     if fork is None or fork not in G:
         return None
+    if G.nodes[fork].get("serialized_source"):
+        return G.nodes[fork]["serialized_source"]
     source = G.nodes[fork].get("source")
     if not source or source.count(":") < 2:
         return None

@@ -24,9 +24,17 @@ import re
 import zipfile
 from pathlib import Path
 
-__all__ = ["ArchiveDebugInfo"]
+__all__ = ["ArchiveDebugInfo", "serialized_location"]
 
 _SERIALIZED = re.compile(r'Serialized\s+File "(.+?)", line (\d+)\n')
+
+
+def serialized_location(range_text: str) -> str | None:
+    """``code/__torch__/rnn_loop.py:52``: where a loaded archive's node is in the archive's
+    serialized code. torch.profiler names that frame (not the original line) for the ops an
+    archive runs, so ``render --profile`` matches an archive's events by it."""
+    m = _SERIALIZED.search(range_text)
+    return f"{m.group(1)}:{m.group(2)}" if m else None
 
 
 def _same(data, *_):

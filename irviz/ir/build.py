@@ -24,7 +24,7 @@ from ..errors import GraphBuildError
 from ..frontends.capture import Capture
 from .model import (CONSTANT_KINDS, OPTIMIZED_OP_LABELS, constant_name, demangle,
                     object_constant_label, tensor_info, value_info)
-from .archive_debug import ArchiveDebugInfo
+from .archive_debug import ArchiveDebugInfo, serialized_location
 from ..frontends.graph_walk import (MAX_CALL_DEPTH, blocks as _blocks, child as _child,
                                     find_function as _find_function, function_units,
                                     ins as _ins, method_graph as _method_graph,
@@ -316,6 +316,13 @@ class _Builder:
         kind = node.kind()
         attrs = {name: _attr_repr(node, name, None) for name in node.attributeNames()}
         scope_path, scope_class = scope
+        if self._debug is not None and (not kind.startswith("prim::") or kind == "prim::fork"):
+            # where the profiler will say it ran: the archive's serialized code (a fork's
+            # frame is its forked closure's body, the line before the fork)
+            ranges = ([n.sourceRange() for n in node.g("Subgraph").nodes()]
+                      if kind == "prim::fork" else [node.sourceRange()])
+            where = next(filter(None, map(serialized_location, ranges)), None)
+            extra = {**(extra or {}), "serialized_source": where}
         self.G.add_node(
             nid, kind=kind, label=label or OPTIMIZED_OP_LABELS.get(kind) or kind.split("::")[-1],
             source=source,

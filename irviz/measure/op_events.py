@@ -59,10 +59,13 @@ def module_path(hierarchy: str | None) -> tuple[str, bool]:
 
 
 def _frame(stack: str | None) -> tuple[str | None, int | None]:
+    """The innermost frame: the file's basename, or for a loaded archive's serialized code
+    its path in the archive (``code/__torch__/model.py``: a basename could be the user's)."""
     for part in (stack or "").split(";"):
         m = _FRAME.match(part.strip())
         if m:
-            return os.path.basename(m.group(1)), int(m.group(2))
+            path = m.group(1)
+            return (path if path.startswith("code/") else os.path.basename(path)), int(m.group(2))
     return None, None
 
 
@@ -70,7 +73,8 @@ def _fork_site(stack: str | None) -> str | None:
     for part in (stack or "").split(";"):
         m = _FRAME.match(part.strip())
         if m and m.group(3) == "<forked function>":
-            return f"{os.path.basename(m.group(1))}:{m.group(2)}"
+            path = m.group(1)
+            return f"{path if path.startswith('code/') else os.path.basename(path)}:{m.group(2)}"
     return None
 
 
