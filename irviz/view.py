@@ -154,13 +154,19 @@ class Visualization:
 
 #: the notebook frame's height bounds (px): fits a small graph, scrolls no cell off-screen
 FRAME_MIN, FRAME_MAX = 320, 600
-_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ [\d.]+ ([\d.]+)"')
+#: the width (px) the graph gets in a notebook cell: a ~900 px output area less the
+#: details panel beside it (viewer.css: 300 px) and margins
+CELL_CANVAS_WIDTH = 560
+_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
 def frame_height(page: str) -> int:
-    """The frame height that shows the graph at its natural size, within
-    ``FRAME_MIN``..``FRAME_MAX``: the viewer draws the graph 70vh tall (viewer.css), and
-    Graphviz's points are 4/3 px."""
+    """The frame height that shows the page's graph whole at the size it gets in a cell,
+    within ``FRAME_MIN``..``FRAME_MAX``: the viewer scales the graph to the canvas width
+    and draws it 70vh tall (viewer.css); Graphviz's points are 4/3 px."""
     found = _VIEWBOX.search(page)
-    natural = float(found.group(1)) * 4 / 3 / 0.7 if found else FRAME_MAX
-    return int(min(FRAME_MAX, max(FRAME_MIN, natural)))
+    if not found:
+        return FRAME_MAX
+    width, height = (float(v) * 4 / 3 for v in found.groups())
+    shown = height * min(1.0, CELL_CANVAS_WIDTH / max(width, 1.0))
+    return int(min(FRAME_MAX, max(FRAME_MIN, shown / 0.7)))
