@@ -24,8 +24,9 @@ _LAZY = {
     "RenderOptions": "irviz.render.dot", "load": "irviz.frontends.loader",
     "capture": "irviz.frontends.capture",
 }
-#: API functions named like a subpackage: the subpackage, made callable
-_PACKAGES = {"lint": "irviz.lint", "report": "irviz.report"}
+#: API functions named like a subpackage: the subpackage, made callable; and the API's
+#: own module (``irviz.api.visualize`` after a bare ``import irviz``)
+_PACKAGES = {"lint": "irviz.lint", "report": "irviz.report", "api": "irviz.api"}
 
 __all__ = ["__version__", "visualize", "lint", "report", "diff", "build", "Visualization",
            "Workspace", "RenderOptions", "load", "capture", "LintResult", "Report",
@@ -37,10 +38,19 @@ class _CallablePackage(types.ModuleType):
     imported subpackage over the parent's attribute of the same name, so the package
     itself forwards calls to :func:`irviz.api.lint` (likewise ``irviz.report``)."""
 
-    def __call__(self, *args, **kwargs):
+    def _function(self):
         from . import api
 
-        return getattr(api, self.__name__.rsplit(".", 1)[1])(*args, **kwargs)
+        return getattr(api, self.__name__.rsplit(".", 1)[1])
+
+    def __call__(self, *args, **kwargs):
+        return self._function()(*args, **kwargs)
+
+    @property
+    def __signature__(self):   # inspect.signature / a notebook's help show the function's
+        import inspect
+
+        return inspect.signature(self._function())
 
 
 def _callable_package(name: str) -> None:
@@ -50,7 +60,8 @@ def _callable_package(name: str) -> None:
 
 
 def __getattr__(name: str):
-    if name in _PACKAGES:   # importing it binds it here (its __init__ makes it callable)
+    if name in _PACKAGES:   # importing it binds it here (lint's and report's __init__
+        # make them callable)
         return importlib.import_module(_PACKAGES[name])
     if name in _LAZY:
         value = getattr(importlib.import_module(_LAZY[name]), name)

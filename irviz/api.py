@@ -1,6 +1,7 @@
 """The Python API: draw, lint, report and diff any model from a notebook or a script.
 
 >>> import irviz
+>>> view = irviz.visualize(model, inputs=x)[0]       # doctest: +SKIP
 >>> view = irviz.visualize("samples/decision_gate.py:MyCell")[0]      # doctest: +SKIP
 >>> view = irviz.visualize(MyCell(), mode="trace",
 ...                        inputs=(torch.rand(3, 4), torch.rand(3, 4)))[0]  # doctest: +SKIP
