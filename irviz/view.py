@@ -145,7 +145,7 @@ class Visualization:
         ``sandbox="allow-scripts"`` runs viewer.js without the notebook's origin."""
         from .render.html import viewer_page
 
-        page = viewer_page(self)
+        page = viewer_page(self).replace("</head>", f"<style>{FRAME_CSS}</style>\n</head>", 1)
         return (f'<iframe class="irviz-frame" title="{html.escape(self.title())} · irviz" '
                 f'sandbox="allow-scripts" style="width:100%;height:{frame_height(page)}px;'
                 f'border:1px solid #ccc;border-radius:4px" '
@@ -157,16 +157,22 @@ FRAME_MIN, FRAME_MAX = 320, 600
 #: the width (px) the graph gets in a notebook cell: a ~900 px output area less the
 #: details panel beside it (viewer.css: 300 px) and margins
 CELL_CANVAS_WIDTH = 560
+#: the viewer's toolbar, margins and padding around the graph (px)
+FRAME_CHROME = 116
+#: in the frame the graph fills the height left by the toolbar (the standalone page
+#: gives it 70% of the window, which would leave a third of the frame empty)
+FRAME_CSS = (f".irviz-canvas svg{{height:calc(100vh - {FRAME_CHROME}px);min-height:200px}}"
+             f".irviz-details{{max-height:calc(100vh - {FRAME_CHROME}px)}}")
 _VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
 def frame_height(page: str) -> int:
-    """The frame height that shows the page's graph whole at the size it gets in a cell,
-    within ``FRAME_MIN``..``FRAME_MAX``: the viewer scales the graph to the canvas width
-    and draws it 70vh tall (viewer.css); Graphviz's points are 4/3 px."""
+    """The frame height that shows the page's graph whole at the size it gets in a cell
+    (scaled to the canvas width; Graphviz's points are 4/3 px) below the toolbar, within
+    ``FRAME_MIN``..``FRAME_MAX``."""
     found = _VIEWBOX.search(page)
     if not found:
         return FRAME_MAX
     width, height = (float(v) * 4 / 3 for v in found.groups())
     shown = height * min(1.0, CELL_CANVAS_WIDTH / max(width, 1.0))
-    return int(min(FRAME_MAX, max(FRAME_MIN, shown / 0.7)))
+    return int(min(FRAME_MAX, max(FRAME_MIN, shown + FRAME_CHROME)))

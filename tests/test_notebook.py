@@ -121,6 +121,10 @@ def test_notebook_viewer_in_chromium(executed):
             viewer.locator(".irviz-viewer[data-irviz-ready]").wait_for(timeout=20000)
         cell = viewers[0]
         assert cell.locator(".irviz-canvas svg").bounding_box()["width"] > 200
+        # sized to its cell: the viewer fills the frame and needs no scrollbar in it
+        for frame in (f for f in page.frames if f.url == "about:srcdoc"):
+            spare = frame.evaluate("innerHeight - document.documentElement.scrollHeight")
+            assert 0 <= spare < 24, spare
 
         # search: the hits are marked, Enter selects the first and shows its details
         cell.locator(".irviz-search").fill("tanh")
