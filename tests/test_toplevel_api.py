@@ -165,3 +165,16 @@ def test_diff_script_against_trace_is_the_cli_diff():
     assert cli.exit_code == 1 and cli.stdout == result.text()
     assert f"{result.counts()['removed']} removed, 0 added" in repr(result)
     assert irviz.diff(spec).equal   # the same model, the same mode
+
+
+def test_diff_of_model_objects():
+    """Two model objects: a cell against one whose gate is gone."""
+    module = sample_module("decision_gate")
+    with_gate, without = module.MyCell(), module.MyCell()
+    without.dg = torch.nn.Identity()
+    inputs = (torch.rand(3, 4), torch.rand(3, 4))
+    result = irviz.diff(with_gate, without, inputs=inputs)
+    assert not result.equal
+    assert ("prim::If", "decision_gate.py:11") in {
+        (e.kind, e.source) for e in result.graph_diff.removed}
+    assert irviz.diff(with_gate, inputs=inputs).equal

@@ -46,11 +46,10 @@ class DiffRequest:
 
 def _one_target(workspace: Workspace, spec: str, side: str):
     targets = workspace.targets(spec)
-    loaded = workspace.load(spec)
     if len(targets) == 1:
         return targets[0]
     if not targets:
-        skipped = "; ".join(f"{n}: {why}" for n, why in loaded.skipped)
+        skipped = "; ".join(f"{n}: {why}" for n, why in workspace.load(spec).skipped)
         raise UsageError(f"{side} {spec} names no model" + (f" ({skipped})" if skipped else ""),
                          hint="name a model class, instance, factory or .pt archive")
     names = ", ".join(t.name for t in targets)
