@@ -100,11 +100,14 @@ class LintResult:
 def lint(*targets: object, select: list[str] | None = None,
          ignore: list[str] | None = None, extend_select: list[str] | None = None,
          mode: str = "both", inputs: object = None, no_exec: bool = False,
-         show_unconfirmed: bool = False, workspace: Workspace | None = None) -> LintResult:
+         show_unconfirmed: bool = False, config: str | None = None,
+         workspace: Workspace | None = None) -> LintResult:
     """Lint every model ``targets`` name (spec strings, folders, or model objects) as
-    ``irviz lint`` does, through the same gate (``select``/``ignore``/``extend_select``
-    and the workspace's ``[tool.irviz]``). A target that cannot be linted raises its
-    error (an :class:`~irviz.errors.IrvizError` naming the file), where the CLI exits 2."""
+    ``irviz lint`` does, through the same gate: ``select``/``ignore``/``extend_select``
+    over the ``[tool.irviz]`` of the nearest pyproject.toml above the first target (or
+    of ``config``, a pyproject.toml path, as ``--config``). A target that cannot be
+    linted raises its error (an :class:`~irviz.errors.IrvizError` naming the file),
+    where the CLI exits 2."""
     from .lint.gate import Gate
     from .lint.runner import LintOptions
     from .lint.runner import lint as run_lint
@@ -113,7 +116,12 @@ def lint(*targets: object, select: list[str] | None = None,
         raise TypeError("lint() needs at least one target")
     if mode not in LINT_MODES:
         raise ValueError(f"unknown lint mode {mode!r}; choose one of {', '.join(LINT_MODES)}")
-    ws = workspace or Workspace(inputs=inputs)
+    if workspace is None:
+        from .config import config_start, load_config
+
+        workspace = Workspace(inputs=inputs, config=load_config(
+            config_start(list(targets)), path=config))
+    ws = workspace
     gate = Gate.from_config(ws.config, select, ignore, extend_select)
     options = LintOptions(mode=mode, no_exec=no_exec, show_unconfirmed=show_unconfirmed,
                           dynamic_dims=list(ws.config.dynamic_dims))

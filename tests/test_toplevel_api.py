@@ -123,6 +123,20 @@ def test_lint_a_model_object_and_the_gate():
     assert "IRV101" not in irviz.lint(MyCell(), ignore=["IRV101"]).codes()
 
 
+def test_lint_reads_the_pyproject_config_as_the_cli_does(tmp_path):
+    import shutil
+
+    shutil.copy(SAMPLES / "decision_gate.py", tmp_path / "gate_model.py")
+    (tmp_path / "pyproject.toml").write_text('[tool.irviz]\nignore = ["IRV101"]\n')
+    model = str(tmp_path / "gate_model.py")
+    assert "IRV101" not in irviz.lint(model).codes()
+    cli = CliRunner().invoke(main, ["lint", model, "--format", "json"])
+    assert "IRV101" not in {x["code"] for x in json.loads(cli.stdout)}
+    elsewhere = tmp_path / "other.toml"
+    elsewhere.write_text("[tool.irviz]\nselect = [\"IRV1\"]\n")
+    assert "IRV101" in irviz.lint(model, config=str(elsewhere)).codes()
+
+
 def test_lint_of_a_missing_file_raises_its_error():
     with pytest.raises(ModelLoadError, match="nope.py"):
         irviz.lint("samples/nope.py")
