@@ -157,12 +157,18 @@ FRAME_MIN, FRAME_MAX = 320, 600
 #: the width (px) the graph gets in a notebook cell: a ~900 px output area less the
 #: details panel beside it (viewer.css: 300 px) and margins
 CELL_CANVAS_WIDTH = 560
-#: the viewer's toolbar, margins and padding around the graph (px)
-FRAME_CHROME = 116
-#: in the frame the graph fills the height left by the toolbar (the standalone page
-#: gives it 70% of the window, which would leave a third of the frame empty)
-FRAME_CSS = (f".irviz-canvas svg{{height:calc(100vh - {FRAME_CHROME}px);min-height:200px}}"
-             f".irviz-details{{max-height:calc(100vh - {FRAME_CHROME}px)}}")
+#: the viewer's toolbar, margins and borders around the graph (px), on one line
+FRAME_CHROME = 84
+#: in the frame the viewer fills the frame's height: a column of the toolbar (however
+#: many lines it wraps to), the module breadcrumb, and the graph beside its details
+#: taking what is left (the standalone page gives the graph 70% of the window)
+FRAME_CSS = (
+    "html,body.irviz-page{height:100%}"
+    "body.irviz-page{box-sizing:border-box;padding:6px;display:flex;flex-direction:column}"
+    ".irviz-viewer{flex:1 1 auto;min-height:0;margin:0;display:flex;flex-direction:column}"
+    ".irviz-body{flex:1 1 auto;min-height:0;flex-wrap:nowrap;align-items:stretch}"
+    ".irviz-canvas svg{height:100%;min-height:120px}"
+    ".irviz-details{max-height:none}")
 _VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
 
 
