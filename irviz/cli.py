@@ -38,13 +38,10 @@ _CONFIG_DEFAULTS = {
 
 def _config_start(ctx: click.Context) -> Path:
     """Where the config search starts: the first target's directory, else the cwd."""
+    from .config import config_start
+
     first_spec = ctx.params.get("target") or ctx.params.get("left")
-    specs = ctx.params.get("targets") or ([first_spec] if first_spec else [])
-    if specs:
-        first = Path(str(specs[0]).split(":", 1)[0])
-        if first.exists():
-            return first.resolve().parent if first.is_file() else first.resolve()
-    return Path.cwd()
+    return config_start(list(ctx.params.get("targets") or ([first_spec] if first_spec else [])))
 
 
 def _read_config(ctx: click.Context, _param, value: str | None):

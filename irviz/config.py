@@ -198,6 +198,17 @@ def _parse(table: dict, path: Path) -> Config:
     return config
 
 
+def config_start(specs) -> Path:
+    """Where the config search starts: the first spec's directory (a spec string naming a
+    file or folder), else the working directory."""
+    for spec in specs[:1]:
+        if isinstance(spec, (str, Path)):
+            first = Path(str(spec).split(":", 1)[0])
+            if first.exists():
+                return first.resolve().parent if first.is_file() else first.resolve()
+    return Path.cwd()
+
+
 def load_config(start: Path | None = None, path: Path | None = None) -> Config:
     """The settings for a run started in ``start`` (default: the working directory).
 

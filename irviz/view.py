@@ -5,6 +5,7 @@ facts on it, and its renderings (DOT, SVG, node-link JSON) are drawn from those 
 """
 from __future__ import annotations
 
+import html
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -47,8 +48,17 @@ class Visualization:
     def name(self) -> str:
         return self.capture.name
 
+    def __repr__(self) -> str:
+        """``<Visualization decision_gate.py:MyCell script: 23 nodes, 2 notes>``: no
+        tensors, no eager run (a notebook cell shows it whole)."""
+        notes = len(self.notes)
+        return (f"<Visualization {self.title()} {self.capture.mode}: "
+                f"{self.graph.number_of_nodes()} nodes, {notes} note{'s' if notes != 1 else ''}>")
+
+    @property
     def notes(self) -> list[str]:
-        """Remarks shown in the picture: fallbacks and what torch warned about. A warning
+        """Remarks shown in the picture: fallbacks and what torch warned about (a list,
+        like ``capture.notes``, which it extends). A warning
         from BatchNorm's training-mode check says which BatchNorm is in training mode and
         what to do (:meth:`batchnorm_note`), not the line torch's warning was put on."""
         notes = list(self.capture.notes)
@@ -94,7 +104,7 @@ class Visualization:
         recording it as this view's last drawing: the module pages use it."""
         opts = RenderOptions(**{**self.options.__dict__, **overrides})
         if not opts.notes:
-            opts.notes = self.notes()
+            opts.notes = self.notes
         if opts.title is None:
             opts.title = self.title()
         return build_dot(self.graph, opts)
@@ -124,5 +134,51 @@ class Visualization:
         """The node-link JSON: every string as the model had it (see ``json_dumps``)."""
         return json_dumps(self.node_link(), indent=1) + "\n"
 
-    def _repr_svg_(self) -> str:  # Jupyter
+    def _repr_svg_(self) -> str:  # Jupyter: the picture where HTML is not shown
         return self.svg().decode("utf-8")
+
+    def _repr_html_(self) -> str:
+        """Jupyter: the interactive viewer (pan, zoom, search, fold, node details) in an
+        ``<iframe srcdoc>`` holding the standalone viewer page. The frame keeps the page's
+        CSS, script and Content-Security-Policy apart from the notebook's, so views never
+        clash, and needs no server or network; Colab and VS Code show it as Jupyter does.
+        ``sandbox="allow-scripts"`` runs viewer.js without the notebook's origin."""
+        from .render.html import viewer_page
+
+        page = viewer_page(self).replace("</head>", f"<style>{FRAME_CSS}</style>\n</head>", 1)
+        return (f'<iframe class="irviz-frame" title="{html.escape(self.title())} · irviz" '
+                f'sandbox="allow-scripts" style="width:100%;height:{frame_height(page)}px;'
+                f'border:1px solid #ccc;border-radius:4px" '
+                f'srcdoc="{html.escape(page, quote=True)}"></iframe>')
+
+
+#: the notebook frame's height bounds (px): fits a small graph, scrolls no cell off-screen
+FRAME_MIN, FRAME_MAX = 320, 600
+#: the width (px) the graph gets in a notebook cell: a ~900 px output area less the
+#: details panel beside it (viewer.css: 300 px) and margins
+CELL_CANVAS_WIDTH = 560
+#: the viewer's toolbar, margins and borders around the graph (px), on one line
+FRAME_CHROME = 84
+#: in the frame the viewer fills the frame's height: a column of the toolbar (however
+#: many lines it wraps to), the module breadcrumb, and the graph beside its details
+#: taking what is left (the standalone page gives the graph 70% of the window)
+FRAME_CSS = (
+    "html,body.irviz-page{height:100%}"
+    "body.irviz-page{box-sizing:border-box;padding:6px;display:flex;flex-direction:column}"
+    ".irviz-viewer{flex:1 1 auto;min-height:0;margin:0;display:flex;flex-direction:column}"
+    ".irviz-body{flex:1 1 auto;min-height:0;flex-wrap:nowrap;align-items:stretch}"
+    ".irviz-canvas svg{height:100%;min-height:120px}"
+    ".irviz-details{max-height:none}")
+_VIEWBOX = re.compile(r'viewBox="[-\d.]+ [-\d.]+ ([\d.]+) ([\d.]+)"')
+
+
+def frame_height(page: str) -> int:
+    """The frame height that shows the page's graph whole at the size it gets in a cell
+    (scaled to the canvas width; Graphviz's points are 4/3 px) below the toolbar, within
+    ``FRAME_MIN``..``FRAME_MAX``."""
+    found = _VIEWBOX.search(page)
+    if not found:
+        return FRAME_MAX
+    width, height = (float(v) * 4 / 3 for v in found.groups())
+    shown = height * min(1.0, CELL_CANVAS_WIDTH / max(width, 1.0))
+    return int(min(FRAME_MAX, max(FRAME_MIN, shown + FRAME_CHROME)))

@@ -167,7 +167,7 @@ def test_a_warning_in_an_installed_library_stays_on_the_librarys_line(tmp_path, 
     [warning] = [w for w in view.capture.warnings if w.category == "TracerWarning"]
     assert Path(warning.filename) == package / "gate.py" and warning.lineno == 6
     assert warning.in_user_code and warning.origin is None
-    assert any("trace froze" in n or "gate.py:6" in n for n in view.notes()), view.notes()
+    assert any("trace froze" in n or "gate.py:6" in n for n in view.notes), view.notes
 
 
 def test_a_warning_the_compiled_code_raised_keeps_its_source_line():

@@ -307,5 +307,5 @@ def test_tracer_warning_note_keeps_its_first_sentence():
             return x + torch.tensor([1.0, 2.0])
 
     [view] = visualize(AddsConstant(), mode="trace", inputs=torch.rand(2))
-    [note] = [n for n in view.notes() if "TracerWarning" in n]
+    [note] = [n for n in view.notes if "TracerWarning" in n]
     assert note.endswith(": torch.tensor results are registered as constants in the trace")

@@ -362,7 +362,7 @@ def test_a_batchnorm_in_training_mode_is_named_with_the_fix():
     view = one(f"{BATCHNORM}:net", "trace")
     [warning] = [w for w in view.capture.warnings if w.category == "TracerWarning"]
     assert warning.origin and warning.origin.startswith("nn/functional.py")   # torch's
-    notes = view.notes()
+    notes = view.notes
     assert notes == [f"⚠ 1: BatchNorm2d is in training mode: {EVAL_HINT} (the trace "
                      "normalises by each batch's statistics)"], notes
     assert not any("container.py" in n for n in notes)   # not the line torch blamed
@@ -379,7 +379,7 @@ def test_a_batchnorm_in_training_mode_is_named_with_the_fix():
 
 def test_every_batchnorm_in_training_mode_is_counted():
     view = one(f"{BATCHNORM}:Net", "trace")
-    [note] = [n for n in view.notes() if "BatchNorm" in n]
+    [note] = [n for n in view.notes if "BatchNorm" in n]
     assert note.startswith("⚠ bn: BatchNorm2d and 1 more BatchNorm are in training mode: "
                            f"{EVAL_HINT} (")
     marked = {i["module"] for i in view.graph.graph["blocks"].values()
@@ -390,5 +390,5 @@ def test_every_batchnorm_in_training_mode_is_counted():
 def test_a_batchnorm_in_eval_mode_has_no_note():
     view = one(f"{BATCHNORM}:net_eval", "trace")
     assert not [w for w in view.capture.warnings if w.category == "TracerWarning"]
-    assert view.notes() == []
+    assert view.notes == []
     assert EVAL_HINT not in view.dot()

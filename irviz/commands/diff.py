@@ -46,11 +46,10 @@ class DiffRequest:
 
 def _one_target(workspace: Workspace, spec: str, side: str):
     targets = workspace.targets(spec)
-    loaded = workspace.load(spec)
     if len(targets) == 1:
         return targets[0]
     if not targets:
-        skipped = "; ".join(f"{n}: {why}" for n, why in loaded.skipped)
+        skipped = "; ".join(f"{n}: {why}" for n, why in workspace.load(spec).skipped)
         raise UsageError(f"{side} {spec} names no model" + (f" ({skipped})" if skipped else ""),
                          hint="name a model class, instance, factory or .pt archive")
     names = ", ".join(t.name for t in targets)
@@ -74,11 +73,11 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
     console = Console(request.quiet)
     try:
         start()
-        from ..analyses.graph_match import match_graphs, union_graph
+        from ..analyses.graph_match import union_graph
         from ..files import write_atomic
         from ..output import check_output_file
         from ..perf import freeze_loaded_objects
-        from ..report.diff import Side, to_json, to_text
+        from ..report.diff import to_json, to_text
 
         check_output_file(request.output)
         if request.output and request.output != "-" and request.fmt == "text":
@@ -97,50 +96,15 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
             from ..render import engines
 
             engine = engines.resolve_engine(engine)
-        right_spec = request.right or request.left
-        left = _one_target(workspace, request.left, "LEFT")
-        modes = (request.left_mode, request.right_mode)
-        if request.right_optimize:
-            if request.right:
-                raise UsageError("--right-optimize compares LEFT with its optimized copy; "
-                                 f"drop RIGHT ({request.right})")
-            other = [f"--{side}-mode {mode}" for side, mode in
-                     (("left", request.left_mode), ("right", request.right_mode))
-                     if mode != "script"]
-            if other:   # the optimizations start from the scripted model: never ignored
-                raise UsageError(f"--right-optimize compares the scripted model with its "
-                                 f"optimized copy; drop {' '.join(other)}")
-            from ..frontends.optimize import optimized_pair
-
-            source = left
-            left, right = optimized_pair(source, request.right_optimize)
-            workspace.derived(source, left, right)
-            modes = ("script", "script")
-        else:
-            right = _one_target(workspace, right_spec, "RIGHT")
-        freeze_loaded_objects()
         needs = _TEXT_FACTS if request.fmt in ("text", "json") else None
-        sides = []
+        freeze_loaded_objects()
         with model_output_to_stderr():
-            for target, mode in zip((left, right), modes):
-                cap = workspace.capture(target, mode)
-                G = (workspace.graph(cap, needs=needs) if needs is not None
-                     else workspace.graph(cap))
-                for note in cap.notes:
-                    console.say(f"note: {target.spec} ({mode}): {note}")
-                _say_warnings(console, cap.warnings)
-                sides.append((cap, G, Side(target.spec, target.name, cap.mode,
-                                           G.number_of_nodes())))
-        (lcap, L, lside), (rcap, R, rside) = sides
-        started = time.perf_counter()
-        with workspace.stage("match"):
-            diff = match_graphs(L, R)
-        matched = time.perf_counter() - started
-        explained = None
-        if request.right_optimize:
-            from ..analyses.optimization_diff import explain
-
-            explained = explain(diff, request.right_optimize)
+            compared = compare(workspace, request.left, request.right, request.left_mode,
+                               request.right_mode, request.right_optimize, needs, console)
+        diff, explained, lside, rside = (compared.diff, compared.explained, compared.left,
+                                         compared.right)
+        lcap, L, R = compared.left_capture, diff.left, diff.right
+        matched = compared.match_seconds
         if request.fmt == "text" and explained is not None:
             data = explained.to_text(lside.model, rside.model).encode("utf-8")
         elif request.fmt == "text":
@@ -153,7 +117,7 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
         if request.output and request.output != "-":
             path = Path(request.output)
         elif request.output is None and request.fmt in ("svg", "html"):
-            path = _default_path(request, left.name)
+            path = _default_path(request, lside.model)
         if path is None:
             sys.stdout.buffer.write(data)
             sys.stdout.flush()
@@ -171,6 +135,72 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
     return EQUAL if diff.equal else DIFFERENT
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """Two captured graphs matched: what ``irviz diff`` and :func:`irviz.diff` print."""
+
+    diff: object            # irviz.analyses.graph_match.GraphDiff
+    left: object            # irviz.report.diff.Side
+    right: object
+    left_capture: object    # the left Capture (it names the model in the picture)
+    #: ``--right-optimize``: what the optimization did, per change; else None
+    explained: object = None
+    match_seconds: float = 0.0
+
+
+def compare(workspace: Workspace, left_spec: object, right_spec: object = None,
+            left_mode: str = "script", right_mode: str = "script",
+            right_optimize: str | None = None, needs=_TEXT_FACTS,
+            console: Console | None = None) -> Comparison:
+    """Capture LEFT and RIGHT (RIGHT defaults to LEFT, or to its copy optimized with
+    ``right_optimize``) through ``workspace`` and match their graphs. ``needs`` are the
+    analyses the output reads (None: all, for a picture); ``console`` hears each
+    capture's notes and warnings."""
+    from ..analyses.graph_match import match_graphs
+    from ..report.diff import Side
+
+    left = _one_target(workspace, left_spec, "LEFT")
+    modes = (left_mode, right_mode)
+    if right_optimize:
+        if right_spec is not None:
+            raise UsageError("--right-optimize compares LEFT with its optimized copy; "
+                             f"drop RIGHT ({right_spec})")
+        other = [f"--{side}-mode {mode}" for side, mode in
+                 (("left", left_mode), ("right", right_mode)) if mode != "script"]
+        if other:   # the optimizations start from the scripted model: never ignored
+            raise UsageError(f"--right-optimize compares the scripted model with its "
+                             f"optimized copy; drop {' '.join(other)}")
+        from ..frontends.optimize import optimized_pair
+
+        source = left
+        left, right = optimized_pair(source, right_optimize)
+        workspace.derived(source, left, right)
+        modes = ("script", "script")
+    else:
+        right = _one_target(workspace, left_spec if right_spec is None else right_spec,
+                            "RIGHT")
+    sides = []
+    for target, mode in zip((left, right), modes):
+        cap = workspace.capture(target, mode)
+        G = workspace.graph(cap, needs=needs) if needs is not None else workspace.graph(cap)
+        if console is not None:
+            for note in cap.notes:
+                console.say(f"note: {target.spec} ({mode}): {note}")
+            _say_warnings(console, cap.warnings)
+        sides.append((cap, G, Side(target.spec, target.name, cap.mode, G.number_of_nodes())))
+    (lcap, L, lside), (_, R, rside) = sides
+    started = time.perf_counter()
+    with workspace.stage("match"):
+        diff = match_graphs(L, R)
+    matched = time.perf_counter() - started
+    explained = None
+    if right_optimize:
+        from ..analyses.optimization_diff import explain
+
+        explained = explain(diff, right_optimize)
+    return Comparison(diff, lside, rside, lcap, explained, matched)
 
 
 def _picture(request: DiffRequest, diff, lcap, lside, rside, engine: str,

@@ -54,9 +54,7 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
             engine = engines.resolve_engine(engine)
         freeze_loaded_objects()   # torch's own objects, before the model is built
         with model_output_to_stderr():
-            views = [workspace.view(t, request.mode) for t in workspace.targets(request.target)]
-        if not views:
-            raise UsageError(f"{request.target} names no model")
+            views = report_views(workspace, request.target, request.mode)
         measured, figures = {}, {}
         for view in views:
             for note in view.capture.notes:
@@ -68,9 +66,7 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
             if request.fmt == "html":
                 figures[view.name] = _figures(view, measured.get(view.name), engine, rep)
         _write_trace(request, measured, console, write_atomic)
-        scripted = ({view.name: _scripted(workspace, view) for view in views}
-                    if request.mode == "export" else None)
-        data = rep.build_report(views, measured, scripted)
+        data = build(workspace, views, request.mode, measured)
         text = {"md": rep.to_markdown, "json": rep.to_json}.get(request.fmt)
         body = text(data) if text else rep.to_html(data, figures)
         if request.output and request.output != "-":
@@ -81,6 +77,25 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
     return 0
+
+
+def report_views(workspace: Workspace, spec: object, mode: str) -> list:
+    """One analysed view per model ``spec`` names (a spec string or a model object); a
+    spec naming none is a usage error. ``irviz report`` and :func:`irviz.report` start here."""
+    views = [workspace.view(t, mode) for t in workspace.targets(spec)]
+    if not views:
+        raise UsageError(f"{spec} names no model")
+    return views
+
+
+def build(workspace: Workspace, views: list, mode: str, measured: dict | None = None) -> dict:
+    """The report of ``views`` (:func:`irviz.report.parallelism.build_report`); an exported
+    program is set beside the model scripted, which the workspace captures."""
+    from ..report import parallelism as rep
+
+    scripted = ({view.name: _scripted(workspace, view) for view in views}
+                if mode == "export" else None)
+    return rep.build_report(views, measured, scripted)
 
 
 def _scripted(workspace: Workspace, view) -> tuple:

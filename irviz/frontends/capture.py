@@ -96,6 +96,16 @@ class Capture:
     #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
 
+    def __repr__(self) -> str:
+        """``<Capture samples/decision_gate.py:MyCell script: 1 warning, 0 notes>``: the
+        compiled model, its inputs and eager run are left out (a notebook shows a repr
+        whole; theirs run to tens of KB)."""
+        def count(n: int, word: str) -> str:
+            return f"{n} {word}{'s' if n != 1 else ''}"
+
+        return (f"<Capture {self.target.spec} {self.mode}: "
+                f"{count(len(self.warnings), 'warning')}, {count(len(self.notes), 'note')}>")
+
     @property
     def scripted(self) -> Any:
         """The ScriptModule or ScriptFunction. A trace drawn from :attr:`trace_graph` makes

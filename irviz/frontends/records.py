@@ -26,7 +26,8 @@ class Target:
     #: "MyCell", "example", "make_model()"; for archives the file stem
     name: str
     #: nn.Module instance, torch.jit.ScriptModule, ScriptFunction, or plain function
-    obj: object
+    #: (out of the repr: a large model's runs to pages)
+    obj: object = field(repr=False)
     #: "module" | "script_module" | "script_function" | "function" | "archive" |
     #: "exported" (a torch.export program from a .pt2)
     kind: str
@@ -35,10 +36,10 @@ class Target:
     #: the model file (the module's ``__file__``; the archive for archives)
     source_file: Path | None
     #: the imported module (None for archives)
-    user_module: types.ModuleType | None
+    user_module: types.ModuleType | None = field(repr=False)
     #: a TorchScript archive's compilation unit: its free functions (``F.relu``,
     #: ``F.batch_norm``) live there and nowhere else (None for other targets)
-    compilation_unit: object = None
+    compilation_unit: object = field(default=None, repr=False)
     #: the method to draw when ``forward`` is overloaded (``forward__1``): the Workspace
     #: makes one target per overload when no inputs choose one; None otherwise
     entry: str | None = None

@@ -46,11 +46,15 @@ def _layers(options: LintOptions) -> tuple[Layer, ...]:
     return LAYERS
 
 
-def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, bool]]:
-    """Specs with folders expanded to their ``.py`` files: (spec, came from a folder)."""
+def expand_specs(specs: list, config: Config | None) -> list[tuple[object, bool]]:
+    """Specs with folders expanded to their ``.py`` files: (spec, came from a folder).
+    A model object (not a string) stands for itself."""
     out = []
     exclude = config.exclude if config else []
     for spec in specs:
+        if not isinstance(spec, str):   # a model object (the Python API): itself
+            out.append((spec, False))
+            continue
         path = Path(spec)
         if path.is_dir():
             for file in sorted(path.rglob("*.py")):
@@ -66,23 +70,28 @@ def expand_specs(specs: list[str], config: Config | None) -> list[tuple[str, boo
     return out
 
 
-def lint(workspace, specs: list[str], options: LintOptions, gate: Gate) -> RunReport:
+def lint(workspace, specs: list, options: LintOptions, gate: Gate) -> RunReport:
     """Lint every model the specs name (folders: their ``.py`` files, minus the config's
-    ``exclude``) and pass the findings through ``gate``."""
+    ``exclude``; from Python also model objects) and pass the findings through ``gate``."""
     report = RunReport()
     found: list[Diagnostic] = []
     for spec, from_folder in expand_specs(specs, workspace.config):
         try:
-            loaded = workspace.load(spec)
+            if isinstance(spec, str):
+                loaded = workspace.load(spec)
+                targets = loaded.targets
+                for name, reason in loaded.skipped:
+                    report.notes.append(f"{spec}: skipped {name}: {reason}")
+            else:
+                targets = workspace.targets(spec)
         except ModelLoadError as exc:
             if from_folder and "defines no models" in exc.message:
                 report.notes.append(f"{spec}: no models")
                 continue
-            report.errors.append((spec, exc))
+            report.errors.append((spec if isinstance(spec, str) else type(spec).__name__,
+                                  exc))
             continue
-        for name, reason in loaded.skipped:
-            report.notes.append(f"{spec}: skipped {name}: {reason}")
-        for target in loaded.targets:
+        for target in targets:
             try:
                 run = workspace.lint(target, options)
             except IrvizError as exc:

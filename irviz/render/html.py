@@ -499,7 +499,7 @@ def _page_drawing(view, path: str, overrides: dict) -> DotResult:
     depth = min(blocks[cid]["depth"] for cid in hits)
     note = (f"{path} alone exceeds the budget of {view.options.max_nodes} nodes: "
             "the modules it calls are drawn as boxes")
-    return _drawing(view, focus=path, depth=depth, title=title, notes=view.notes() + [note],
+    return _drawing(view, focus=path, depth=depth, title=title, notes=view.notes + [note],
                     **overrides)
 
 
