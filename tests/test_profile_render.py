@@ -208,3 +208,38 @@ def test_an_archive_is_matched_by_its_serialized_code(tmp_path):
     assert [n["kind"] for n in timed[:2]] == ["aten::matmul", "aten::matmul"]
     assert all(n["serialized_source"].startswith("code/__torch__/") for n in timed)
     assert all("irviz.profile_task" in n for n in data["nodes"] if n["kind"] == "prim::fork")
+
+
+ADDMM = textwrap.dedent("""
+    import torch
+
+    class Conv1DLike(torch.nn.Module):   # what GPT-2's Conv1D does
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.rand(256, 256))
+            self.b = torch.nn.Parameter(torch.rand(256))
+
+        def forward(self, x):
+            h = torch.addmm(self.b, x.view(-1, 256), self.w)
+            return torch.addmm(self.b, torch.relu(h), self.w).sum()
+
+    example_inputs = {"Conv1DLike": lambda: (torch.rand(64, 256),)}
+""")
+
+
+@pytest.mark.slow
+def test_an_addmm_torchscript_runs_as_mm_and_add_is_still_its_node(tmp_path):
+    """TorchScript's optimizer runs addmm as mm + add compiled from a string: the
+    profiler gives those only '<string>(3)' and the root module, so they are placed by
+    order, each pair on the addmm after the op before it."""
+    model = tmp_path / "conv1d.py"
+    model.write_text(ADDMM)
+    out = tmp_path / "graph.json"
+    result = CliRunner().invoke(main, ["render", f"{model}:Conv1DLike", "--mode", "trace",
+                                       "--profile", "--profile-runs", "3", "--format", "json",
+                                       "-o", str(out)])
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(out.read_text())
+    assert data["graph"]["irviz.profile_coverage"] >= 0.99, data["graph"]["irviz.profile_unmatched"]
+    addmms = [n for n in data["nodes"] if n["kind"] == "aten::addmm"]
+    assert len(addmms) == 2 and all(n["irviz.profile"]["calls"] == 1 for n in addmms)

@@ -50,6 +50,13 @@ _EVENT_NAME = {"aten::Bool": "aten::item", "aten::Int": "aten::item",
                "aten::Float": "aten::item", "aten::ScalarImplicit": "aten::item"}
 
 
+#: ops TorchScript's optimizer runs as two (its DecomposeOps pass: ``addmm`` -> ``mm`` +
+#: ``add``, compiled from a string, so their only frame is ``<string>(3)`` and their
+#: module the root): the piece that starts it, and the one that ends it
+_DECOMPOSED = {"aten::mm": "aten::addmm", "aten::add": "aten::addmm"}
+_FIRST_PIECE = "aten::mm"
+
+
 def profile_of(data: dict) -> dict | None:
     return data.get(PROFILE)
 
@@ -146,7 +153,11 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int,
     assigned: list[tuple[dict, str]] = []
     unmatched: dict[str, float] = {}
     total = matched = 0.0
+    pending: list[dict] = []   # pieces of a decomposed op: placed by order below
     for key, per_run in grouped.items():
+        if key[1] == "<string>" and key[0] in _DECOMPOSED:
+            pending += [e for evs in per_run.values() for e in evs]
+            continue
         here = [(n, scope) for n, scope, site in by_line.get(key[:3], [])
                 if key[5] is None or site == key[5]]
         nodes = [n for n, scope in here if scope == key[3]] or \
@@ -165,6 +176,19 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int,
                 sums[0] += e["self_us"]
                 sums[1] += e["total_us"]
                 sums[2] += 1
+    placed = _place_decomposed(G, pending, assigned)
+    for e, node in placed:
+        sums = per_node.setdefault(node, {}).setdefault(e["run"], [0.0, 0.0, 0])
+        sums[0] += e["self_us"]
+        sums[1] += e["total_us"]
+        sums[2] += 1 if e["name"] == _FIRST_PIECE else 0
+        matched += e["total_us"]
+    assigned += placed
+    done = {id(e) for e, _ in placed}
+    for e in pending:
+        total += e["total_us"]
+        if id(e) not in done:
+            unmatched[e["name"]] = unmatched.get(e["name"], 0.0) + e["total_us"]
     for node, per_run in per_node.items():
         values = [per_run.get(r, [0.0, 0.0, 0]) for r in range(runs)]
         G.nodes[node][PROFILE] = {
@@ -184,6 +208,39 @@ def annotate_profile(G: nx.DiGraph, events: list[dict], runs: int,
     G.graph[MEMORY] = memory
     G.graph[RUN_US] = run_us
     return {e["index"]: node for e, node in assigned if e.get("index", -1) >= 0}
+
+
+def _place_decomposed(G: nx.DiGraph, pending: list[dict],
+                      assigned: list[tuple[dict, str]]) -> list[tuple[dict, str]]:
+    """The pieces of decomposed ops (``mm`` then ``add`` for an ``addmm``) by order: a
+    first piece belongs to the first node of the whole op after the node of the event
+    before it (on its thread, in its run), the next piece to the same node."""
+    if not pending:
+        return []
+    position = {n: i for i, n in enumerate(G.nodes)}
+    wholes = sorted({_DECOMPOSED[e["name"]] for e in pending})
+    by_kind = {k: [position[n] for n, d in G.nodes(data=True) if d["kind"] == k]
+               for k in wholes}
+    nodes = list(G.nodes)
+    stream = sorted([(e, n) for e, n in assigned] + [(e, None) for e in pending],
+                    key=lambda en: (en[0]["run"], en[0]["tid"], en[0]["order"]))
+    out: list[tuple[dict, str]] = []
+    last, current, lane = -1, None, None
+    for e, node in stream:
+        if (e["run"], e["tid"]) != lane:
+            lane, last, current = (e["run"], e["tid"]), -1, None
+        if node is not None:
+            last = position[node]
+            continue
+        if e["name"] == _FIRST_PIECE:
+            after = [p for p in by_kind.get(_DECOMPOSED[e["name"]], ()) if p > last]
+            current = nodes[after[0]] if after else None
+        if current is not None:
+            out.append((e, current))
+            last = position[current]
+        if e["name"] != _FIRST_PIECE:   # the op's last piece
+            current = None
+    return out
 
 
 def _union(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:
