@@ -195,3 +195,24 @@ def test_the_migrate_option_shows_the_checklist_and_the_exported_program(tmp_pat
         assert f"<p>{check}</p>" in html
     assert "<strong>migrated</strong>" in html
     assert html.count("<svg") >= 2   # the archive and its exported program
+
+
+def test_the_profile_option_colours_by_measured_time_and_reports_the_ops(tmp_path):
+    """``:profile:`` with ``:parallelism:``: the picture coloured by measured time, the
+    colour menu offering it, the report's op table below."""
+    src = tmp_path / "docs"
+    src.mkdir()
+    (src / "conf.py").write_text((TEST_ROOT / "conf.py").read_text())
+    (src / "mlp.py").write_text(
+        "import torch\n\nclass MLP(torch.nn.Module):\n    def __init__(self):\n"
+        "        super().__init__()\n        self.fc = torch.nn.Linear(64, 64)\n\n"
+        "    def forward(self, x):\n        return torch.relu(self.fc(x)) + 1\n\n"
+        "example_inputs = {'MLP': lambda: (torch.rand(32, 64),)}\n")
+    (src / "index.rst").write_text("Profile\n=======\n\n.. irviz:: mlp.py:MLP\n"
+                                   "   :profile:\n   :parallelism:\n")
+    result = sphinx_build(src, tmp_path / "html", "-W")
+    assert result.returncode == 0, result.stderr
+    html = (tmp_path / "html" / "index.html").read_text()
+    # Graphviz writes the class's "-" as &#45;
+    assert re.search(r"irviz(-|&#45;)profiled", html) and 'value="time"' in html
+    assert "Where the time goes (measured)" in html and "aten::linear" in html
