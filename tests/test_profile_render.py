@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import re
 import textwrap
 
 import pytest
@@ -52,6 +53,8 @@ def test_the_dominant_op_is_the_hottest_node_by_its_line(tmp_path, mode):
     text = svg.read_text()
     assert "of the profiled aten time matched to nodes" in text
     assert 'fill="#ec7014"' in text     # the hottest node in the ramp's top colour
+    # the slowest nodes' time is a label row, drawn as text, never as escaped markup
+    assert re.search(r">[0-9.]+ (ms|µs) \([0-9]+%\)<", text) and "&lt;B&gt;" not in text
 
 
 def test_profile_without_inputs_is_a_user_error(tmp_path):

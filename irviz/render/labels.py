@@ -303,8 +303,6 @@ class Labels:
                 title = diff["label"]
             rows += [w for w in diff["what"] if "::" not in w]
         timed = self.profile.row(node)
-        if timed:
-            rows.append(_bold(_h(timed)))
         shapes = [format_shape(o) for o in data["outputs"]]
         shapes = [s for s in shapes if s]
         if shapes:
@@ -322,6 +320,8 @@ class Labels:
             more = "…" if len(folded) > MAX_FOLDED else ""
             rows.append(_truncate(", ".join(folded[:MAX_FOLDED]) + more, 44))
         cells = [_bold(_truncate(title, 60))]
+        if timed:   # render --profile: one of the slowest nodes
+            cells.append(_font("detail", _bold(_h(timed), 9.0)))
         cells += [_font("detail", _h(_truncate(r, 60))) for r in rows if r]
         cells += self._badge_rows(node)
         return HtmlLabel("<" + "<BR/>".join(cells) + ">")

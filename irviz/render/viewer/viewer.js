@@ -316,7 +316,7 @@
     this.nodes.forEach(function (n) {
       var v = value(n), colour = null;
       if (metric) {
-        var x = hi > lo ? (Math.log(v) - Math.log(lo)) / (Math.log(hi) - Math.log(lo)) : 1;
+        var x = hi > lo ? (Math.log(v) - Math.log(lo)) / (Math.log(hi) - Math.log(lo)) : 0.5;  // all equal: the middle
         colour = v > 0 ? RAMP[Math.min(Math.floor(x * RAMP.length), RAMP.length - 1)] : "#f2f2f2";
       }
       Array.prototype.forEach.call(n.g.querySelectorAll("polygon, ellipse, path"), function (shape) {
