@@ -643,14 +643,15 @@ class Labels:
                         + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
                         + "</TD></TR>")
             if self.profile.active:   # render --profile: the time ramp and its range
-                cells, line = self.profile.legend()
+                cells, lines = self.profile.legend()
                 ramp = "".join(f'<TD BGCOLOR="{colour}"><FONT POINT-SIZE="9">{_h(text)}'
                                '</FONT></TD>' for colour, text in cells)
                 rows.append('<TR><TD COLSPAN="{0}" BORDER="0"><TABLE BORDER="0" '
                             'CELLBORDER="1" CELLSPACING="0" CELLPADDING="2"><TR>{1}</TR>'
                             '</TABLE></TD></TR>'.format(span, ramp))
-                rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
-                            + _font("detail", _h(_truncate(line, 200))) + "</TD></TR>")
+                rows += [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
+                         + _font("detail", _h(_truncate(line, 200))) + "</TD></TR>"
+                         for line in lines]
             if self.plan.badges or self.plan.unplaced_findings:   # what the badges mean
                 rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
                             + "".join(_font(color, _h(text)) for color, text in LEGEND_FINDINGS)

@@ -96,8 +96,9 @@ class ProfileOverlay:
         return (f"{fmt_us(t['busy_us'])} of ops over {fmt_us(t['span_us'])}, "
                 f"{fmt_us(t['overlap_us'])} ({share:.0%}) beside other work")
 
-    def legend(self) -> tuple[list[tuple[str, str]], str]:
-        """The ramp's cells ``(colour, time)`` and one line: range, coverage, unmatched."""
+    def legend(self) -> tuple[list[tuple[str, str]], list[str]]:
+        """The ramp's cells ``(colour, time)`` and its lines: the range and coverage (and
+        what was not matched), the measured critical path, the activation memory."""
         cells = []
         for i, colour in enumerate(RAMP):
             if self.hi <= self.lo:
@@ -111,20 +112,21 @@ class ProfileOverlay:
                 f"median of {self.G.graph.get(RUNS)} runs; "
                 + (f"{coverage:.0%} of the profiled aten time matched to nodes"
                    if coverage is not None else "no aten time profiled"))
-        span = self.G.graph.get(MEASURED_SPAN)
-        if span is not None:
-            wall = self.G.graph.get(RUN_US)
-            line += (f"; bold border: the critical path by measured times, {fmt_us(span)}"
-                     + (f" of a {fmt_us(wall)} run" if wall else ""))
-        estimated, measured = memory_facts(self.G) or {}, self.G.graph.get(MEMORY) or {}
-        if estimated.get("peak_bytes") or measured.get("peak_bytes"):
-            line += ("; activations: estimated peak "
-                     + (fmt_bytes(estimated["peak_bytes"]) if estimated.get("peak_bytes")
-                        else "?") + ", measured "
-                     + (fmt_bytes(measured["peak_bytes"]) if measured.get("peak_bytes")
-                        else "?"))
         unmatched = self.G.graph.get(UNMATCHED) or []
         if unmatched:
             line += "; not matched: " + ", ".join(
                 f"{u['name']} {fmt_us(u['total_us'])}" for u in unmatched[:3])
-        return cells, line
+        lines = [line]
+        span = self.G.graph.get(MEASURED_SPAN)
+        wall = self.G.graph.get(RUN_US)
+        if span is not None:
+            lines.append(f"bold border: the critical path by measured times, {fmt_us(span)}"
+                         + (f" of a {fmt_us(wall)} run" if wall else ""))
+        estimated, measured = memory_facts(self.G) or {}, self.G.graph.get(MEMORY) or {}
+        if estimated.get("peak_bytes") or measured.get("peak_bytes"):
+            lines.append("activations: estimated peak "
+                         + (fmt_bytes(estimated["peak_bytes"]) if estimated.get("peak_bytes")
+                            else "?") + " (from shapes, in program order), measured peak "
+                         + (fmt_bytes(measured["peak_bytes"]) if measured.get("peak_bytes")
+                            else "?"))
+        return cells, lines
