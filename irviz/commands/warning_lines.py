@@ -1,0 +1,98 @@
+"""The TracerWarnings a command shows: each once per run, at a path relative to the
+working directory, and in irviz's words where a lint rule knows the warning.
+
+torch warns once per traced call: a sample file with five LSTM models used to print the
+same check inside ``torch/nn/modules/rnn.py`` ten times, at absolute paths. A warning
+raised inside torch (``origin``) is torch checking its own arguments, so it is shown once
+per torch line, naming every line of the model that called it, after the models are done.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+from ..paths import display_path
+
+
+def _first_sentence(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    head, dot, _ = line.partition(". ")
+    return head + "." if dot else line
+
+
+def _rule_words(message: str, filename: str, lineno: int) -> str | None:
+    """``IRV1xx <the rule's message>`` when a tracer rule recognises ``message``."""
+    import re
+
+    from ..ir.source import source_line
+    from ..lint.layers.context import TRACER_RULES
+
+    rule = next((r for prefix, r in TRACER_RULES if message.startswith(prefix)), None)
+    if rule is None:
+        return None
+    try:
+        code = re.sub(r"\s+#.*$", "", source_line(f"{filename}:{lineno}:1") or "").strip()
+        words = rule.message.format(expr=code,
+                                    text=_first_sentence(message))
+    except (KeyError, IndexError):  # a template that needs more than the line
+        return None
+    return f"{rule.code} {words}"
+
+
+@dataclass
+class WarningLines:
+    """What torch warned while capturing, printed through ``say`` without repeats."""
+
+    say: object
+    _shown: set = field(default_factory=set)
+    #: (category, origin, first sentence) -> the model lines that called into torch there
+    _inside_torch: dict = field(default_factory=dict)
+
+    def found(self, findings: Iterable) -> None:
+        """Findings already printed (``render --lint``): a warning on their line is not
+        printed again."""
+        for d in findings or ():
+            self._shown.add(("line", display_path(d.path), int(d.line)))
+
+    def add(self, captured: Iterable) -> None:
+        """Print the warnings of one capture that were not printed yet; those raised
+        inside torch wait for :meth:`flush`."""
+        for w in captured:
+            path = display_path(w.filename)
+            if w.origin is not None:
+                key = (w.category, w.origin, _first_sentence(w.message))
+                site = getattr(w, "called_from", None)
+                where = (display_path(site[0]), int(site[1])) if site else (path, w.lineno)
+                sites = self._inside_torch.setdefault(key, [])
+                if where not in sites:
+                    sites.append(where)
+                continue
+            if ("line", path, int(w.lineno)) in self._shown:
+                continue
+            key = (w.category, w.message, path, int(w.lineno))
+            if key in self._shown:
+                continue
+            self._shown.add(key)
+            words = (_rule_words(w.message, w.filename, w.lineno)
+                     if w.category == "TracerWarning" else None)
+            if words is None:
+                words = f"{w.category}: {w.message.splitlines()[0]}"
+            site = getattr(w, "called_from", None)
+            called = f" (called from {display_path(site[0])}:{site[1]})" if site else ""
+            self.say(f"{path}:{w.lineno}{called}: {words}")
+
+    def flush(self) -> None:
+        """One line per torch line that warned, naming the model lines that called it."""
+        for (category, origin, sentence), sites in self._inside_torch.items():
+            self.say(f"{_sites(sites)}: {category} raised inside torch/{origin} (torch's "
+                     f"own code; lint rule IRV404, off by default): {sentence}")
+        self._inside_torch.clear()
+
+
+def _sites(sites: list[tuple[str, int]]) -> str:
+    """``a.py:26, 28, b.py:3``: the lines, each file named once."""
+    parts, last = [], None
+    for path, line in sites:
+        parts.append(f"{line}" if path == last else f"{path}:{line}")
+        last = path
+    return ", ".join(parts)

@@ -1,0 +1,53 @@
+"""What a first run shows (irviz issue 32): each TracerWarning once, at a path relative to
+the working directory, in irviz's words where a rule knows it. Real CLI runs."""
+from __future__ import annotations
+
+import os
+
+import torch
+from click.testing import CliRunner
+
+from irviz.cli import main
+from conftest import ROOT
+
+
+def irviz(*args, cwd=ROOT):
+    torch.manual_seed(0)
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, [*map(str, args)])
+    finally:
+        os.chdir(old)
+
+
+def test_a_torch_check_repeated_by_every_lstm_model_is_shown_once_and_relative(tmp_path):
+    result = irviz("render", "samples/lstm_ensemble.py", "--mode", "trace", "-o",
+                   f"{tmp_path}/")
+    assert result.exit_code == 0, result.stderr
+    assert str(ROOT) not in result.stderr, "no absolute path of the samples"
+    lines = [line for line in result.stderr.splitlines() if "rnn.py:" in line]
+    # five LSTM models, four call lines: one line naming all four calls
+    assert len(lines) == 1, result.stderr
+    assert lines[0].startswith("samples/lstm_ensemble.py:26, 28, 37, 39: TracerWarning "
+                               "raised inside torch/nn/modules/rnn.py:"), lines[0]
+    assert "IRV404" in lines[0]
+
+
+def test_a_warning_on_the_models_line_is_said_once_in_irviz_words(tmp_path):
+    # both models of the file run line 11 (MyCell calls MyDecisionGate)
+    result = irviz("render", "samples/decision_gate.py", "--mode", "trace", "-o",
+                   f"{tmp_path}/")
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if ":11" in line]
+    assert lines == ["samples/decision_gate.py:11: IRV101 Python control flow on tensor "
+                     "data `if x.sum() > 0:`: the trace keeps only the branch the example "
+                     "input took"], result.stderr
+
+
+def test_render_lint_does_not_say_a_finding_twice(tmp_path):
+    result = irviz("render", "samples/decision_gate.py:MyCell", "--mode", "trace", "--lint",
+                   "-o", tmp_path / "cell.svg")
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "decision_gate.py:11" in line]
+    assert len(lines) == 1 and "IRV101" in lines[0], result.stderr
