@@ -51,3 +51,16 @@ def test_render_lint_does_not_say_a_finding_twice(tmp_path):
     assert result.exit_code == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if "decision_gate.py:11" in line]
     assert len(lines) == 1 and "IRV101" in lines[0], result.stderr
+
+
+def test_one_input_too_many_is_counted_without_self(tmp_path):
+    for mode in ("script", "trace"):
+        result = irviz("render", "samples/my_cell.py:MyCell", "--mode", mode, "--inputs",
+                       "torch.rand(3, 4), torch.rand(3, 4), torch.rand(1)", "-o",
+                       f"{tmp_path}/")
+        assert result.exit_code == 2, result.stderr
+        assert result.stderr.startswith(
+            "error: --inputs gives 3 positional inputs, but MyCell's forward(x, h) takes at "
+            "most 2"), result.stderr
+        assert "argument(s)" not in result.stderr and "positional arguments but" \
+            not in result.stderr
