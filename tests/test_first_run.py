@@ -64,3 +64,17 @@ def test_one_input_too_many_is_counted_without_self(tmp_path):
             "most 2"), result.stderr
         assert "argument(s)" not in result.stderr and "positional arguments but" \
             not in result.stderr
+
+
+def test_lint_summary_names_the_file_that_failed_to_import(tmp_path):
+    (tmp_path / "bad.py").write_text("import torch\nclass M(torch.nn.Module):\n"
+                                     "    def forward(self, x)\n        return x\n")
+    (tmp_path / "good.py").write_text("import torch\nclass M(torch.nn.Module):\n"
+                                      "    def forward(self, x):\n        return x + 1\n")
+    for extra in ((), ("--exit-zero",)):
+        result = irviz("lint", "bad.py", "good.py", *extra, cwd=tmp_path)
+        assert result.exit_code == 2, result.stderr
+        summary = result.stderr.strip().splitlines()[-1]
+        assert "All checks passed" not in result.stderr
+        assert summary == ("No findings in 1 model; 1 target could not be linted (errors "
+                           "above): bad.py."), summary
