@@ -78,3 +78,17 @@ def test_lint_summary_names_the_file_that_failed_to_import(tmp_path):
         assert "All checks passed" not in result.stderr
         assert summary == ("No findings in 1 model; 1 target could not be linted (errors "
                            "above): bad.py."), summary
+
+
+def test_the_legend_explains_only_what_the_model_has(tmp_path):
+    plain, forked = tmp_path / "cell.dot", tmp_path / "fork.dot"
+    assert irviz("render", "samples/my_cell.py:MyCell", "--format", "dot", "-o",
+                 plain).exit_code == 0
+    assert irviz("render", "samples/fork_basics.py:example", "--format", "dot", "-o",
+                 forked).exit_code == 0
+    plain, forked = plain.read_text(), forked.read_text()
+    for words in ("fork / wait", "future (fork", "critical path", "forked task", "if / loop"):
+        assert words not in plain, words
+    for words in ("fork / wait", "future (fork", "critical path", "forked task"):
+        assert words in forked, words
+    assert "graph input" in plain and "hover for source" in plain
