@@ -92,3 +92,13 @@ def test_the_legend_explains_only_what_the_model_has(tmp_path):
     for words in ("fork / wait", "future (fork", "critical path", "forked task"):
         assert words in forked, words
     assert "graph input" in plain and "hover for source" in plain
+
+
+def test_every_option_of_every_command_says_what_it_does():
+    import click
+
+    missing = [(name, p.opts[0]) for name, command in main.commands.items()
+               for p in command.params if isinstance(p, click.Option) and not p.help]
+    assert not missing
+    help_text = irviz("render", "--help").output
+    assert ".png or .pdf" in help_text, "render -o draws a .png or .pdf (the tool does)"
