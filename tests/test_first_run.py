@@ -102,3 +102,17 @@ def test_every_option_of_every_command_says_what_it_does():
     assert not missing
     help_text = irviz("render", "--help").output
     assert ".png or .pdf" in help_text, "render -o draws a .png or .pdf (the tool does)"
+
+
+def test_an_empty_example_input_is_drawn_with_a_note(tmp_path):
+    out = tmp_path / "cell.svg"
+    inputs = "torch.rand(0, 4), torch.rand(0, 4)"
+    result = irviz("render", "samples/my_cell.py:MyCell", "--mode", "trace", "--inputs",
+                   inputs, "-o", out)
+    assert result.exit_code == 0, result.stderr
+    said = "empty example inputs 0 (shape (0, 4)), 1 (shape (0, 4)): the trace records"
+    assert said in result.stderr
+    assert said in out.read_text(encoding="utf-8"), "the picture's notes say it too"
+    result = irviz("lint", "samples/my_cell.py:MyCell", "--inputs", inputs)
+    assert result.exit_code == 0, result.stderr
+    assert said in result.stderr
