@@ -116,3 +116,23 @@ def test_an_empty_example_input_is_drawn_with_a_note(tmp_path):
     result = irviz("lint", "samples/my_cell.py:MyCell", "--inputs", inputs)
     assert result.exit_code == 0, result.stderr
     assert said in result.stderr
+
+
+def test_the_readme_is_a_front_page_whose_links_resolve():
+    import re
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) < 300
+    first_block = text.split("```sh\n", 1)[1].split("```", 1)[0].splitlines()
+    assert [line.split()[:2] for line in first_block] == [["make", "demo"], ["make", "test"]]
+    # written on other branches of the same issue; the lead's merge brings them
+    pending = {"docs/api.md", "docs/ci.md"}
+    links = set(re.findall(r"\]\(((?:docs|samples)/[^)#]*)\)", text))
+    assert links, "the front page links to its reference"
+    missing = [link for link in links if not (ROOT / link).exists() and link not in pending]
+    assert not missing
+    index = (ROOT / "docs" / "index.rst").read_text(encoding="utf-8")
+    for link in links - pending:
+        page = link.removeprefix("docs/").rsplit(".", 1)[0]
+        if link.endswith((".md", ".rst")):
+            assert f"   {page}\n" in index, f"{link} is not in the docs' toctree"
