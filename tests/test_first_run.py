@@ -136,3 +136,13 @@ def test_the_readme_is_a_front_page_whose_links_resolve():
         page = link.removeprefix("docs/").rsplit(".", 1)[0]
         if link.endswith((".md", ".rst")):
             assert f"   {page}\n" in index, f"{link} is not in the docs' toctree"
+
+
+def test_a_missing_output_directory_is_refused_before_any_model_is_captured(tmp_path):
+    missing = f"{tmp_path}/missing/"
+    result = irviz("render", "samples/lstm_ensemble.py", "--mode", "trace", "-o", missing)
+    assert result.exit_code == 2, result.stderr
+    # one error for the five models, and no capture ran: torch warned nothing, nothing drawn
+    assert result.stderr.count("error: ") == 1, result.stderr
+    assert "does not exist" in result.stderr
+    assert "TracerWarning" not in result.stderr and "wrote" not in result.stderr
