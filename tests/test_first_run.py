@@ -87,7 +87,8 @@ def test_the_legend_explains_only_what_the_model_has(tmp_path):
     assert irviz("render", "samples/fork_basics.py:example", "--format", "dot", "-o",
                  forked).exit_code == 0
     plain, forked = plain.read_text(), forked.read_text()
-    for words in ("fork / wait", "future (fork", "critical path", "forked task", "if / loop"):
+    for words in ("fork / wait", "future (fork", "critical path", "forked task", "if / loop",
+                  "collapsed module"):
         assert words not in plain, words
     for words in ("fork / wait", "future (fork", "critical path", "forked task"):
         assert words in forked, words

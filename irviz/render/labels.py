@@ -601,15 +601,22 @@ class Labels:
         return tooltip([self.G.graph.get("name") or "irviz"])
 
     def _legend_facts(self) -> set[str]:
-        """What the legend explains because this model has it: its node categories
-        (``fork`` for a fork or a wait), ``critical`` for a critical path, and the rows
-        always shown (inputs, outputs, operations, collapsed modules)."""
-        has = {"input", "output", "op", "module"}
-        for _, data in self.G.nodes(data=True):
-            category = node_category(data.get("kind", ""))
-            has.add("fork" if category == "wait" else category)
+        """What the legend explains because this picture draws it: the categories of the
+        nodes drawn (``fork`` for a fork or a wait; not those inside a box), ``module``
+        when a module call is a box, ``critical`` for a critical path, and the rows always
+        shown (inputs, outputs, operations)."""
+        has = {"input", "output", "op"}
+        if self.plan.boxes:
+            has.add("module")
+        drawn = self.plan.representative
+        for node, data in self.G.nodes(data=True):
+            if drawn.get(node) is None:
+                continue
             if is_critical(data):
                 has.add("critical")
+            if drawn[node] == node:
+                category = node_category(data.get("kind", ""))
+                has.add("fork" if category == "wait" else category)
         return has
 
     def title(self) -> HtmlLabel:
