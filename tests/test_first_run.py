@@ -111,7 +111,7 @@ def test_an_empty_example_input_is_drawn_with_a_note(tmp_path):
     result = irviz("render", "samples/my_cell.py:MyCell", "--mode", "trace", "--inputs",
                    inputs, "-o", out)
     assert result.exit_code == 0, result.stderr
-    said = "empty example inputs 0 (shape (0, 4)), 1 (shape (0, 4)): the trace records"
+    said = "empty example inputs x (shape (0, 4)), h (shape (0, 4)): the trace records"
     assert said in result.stderr
     assert said in out.read_text(encoding="utf-8"), "the picture's notes say it too"
     result = irviz("lint", "samples/my_cell.py:MyCell", "--inputs", inputs)

@@ -425,12 +425,15 @@ def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> Callable[[], Any]
     return functools.cache(make)   # made once, shared by copies of the Capture
 
 
-def empty_input_notes(inputs: ExampleInputs | None) -> list[str]:
-    """``⚠ empty example input 0 (shape (0, 4)): ...``: torch traces an empty tensor, but
+def empty_input_notes(inputs: ExampleInputs | None, model: Any = None) -> list[str]:
+    """``⚠ empty example input x (shape (0, 4)): ...``: torch traces an empty tensor, but
     what the trace records (shapes, the branches taken on no data) may not be what a real
-    input does; a note, not a refusal."""
+    input does; a note, not a refusal. Inputs are named by ``model``'s forward arguments."""
+    if inputs is None:
+        return []
+    names = inputs.names(model) if model is not None else _input_labels(inputs)
     empty = [f"{name} (shape {tuple(value.shape)})"
-             for name, value in zip(_input_labels(inputs), inputs.flat if inputs else ())
+             for name, value in zip(names, inputs.flat)
              if isinstance(value, torch.Tensor) and value.numel() == 0]
     if not empty:
         return []
@@ -571,7 +574,7 @@ def capture(target: Target, mode: str = "script",
             exc.warnings = list(recorded)
             raise
         if done == "trace":
-            notes.extend(empty_input_notes(inputs))
+            notes.extend(empty_input_notes(inputs, target.obj))
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
             notes.append("the target is already scripted; tracing it is a no-op")

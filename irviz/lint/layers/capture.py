@@ -35,7 +35,7 @@ def run(ctx: LayerContext) -> None:
                 run.trace = workspace.capture(target, "trace")
                 run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
                 run.notes.extend(f"{target.spec}: {note}"
-                                 for note in empty_input_notes(run.trace.inputs))
+                                 for note in empty_input_notes(run.trace.inputs, target.obj))
             except CaptureError as exc:
                 # what torch warned before the trace failed is reported like a trace's
                 ctx.failed_trace_warnings = list(getattr(exc, "warnings", None) or ())
