@@ -147,3 +147,16 @@ def test_a_missing_output_directory_is_refused_before_any_model_is_captured(tmp_
     assert result.stderr.count("error: ") == 1, result.stderr
     assert "does not exist" in result.stderr
     assert "TracerWarning" not in result.stderr and "wrote" not in result.stderr
+
+
+def test_torchs_batchnorm_check_is_said_once_as_what_to_do(tmp_path):
+    result = irviz("render", "tests/models/batchnorm_training.py", "--mode", "trace", "-o",
+                   f"{tmp_path}/")
+    assert result.exit_code == 0, result.stderr
+    lines = [line for line in result.stderr.splitlines() if "BatchNorm" in line
+             or "TracerWarning" in line]
+    # two models in training mode (net, Net), one in eval mode: one line for the check
+    assert len(lines) == 1, result.stderr
+    assert "call .eval() before tracing (lint rule IRV130)" in lines[0]
+    assert "tests/models/batchnorm_training.py:20" in lines[0]
+    assert "site-packages" not in result.stderr and str(ROOT) not in result.stderr

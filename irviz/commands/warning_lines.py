@@ -8,10 +8,21 @@ per torch line, naming every line of the model that called it, after the models 
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..paths import display_path
+from ..paths import display_path, is_torch_file, torch_relative
+
+#: what irviz says of torch's BatchNorm check (lint: IRV130, traced in training mode)
+_BATCHNORM = ("a BatchNorm ran in training mode while tracing (the trace normalises by each "
+              "batch's statistics): call .eval() before tracing (lint rule IRV130)")
+
+
+def _shown(path: str) -> str:
+    """A file as the user reads it: relative to the working directory, torch's own from
+    the torch package (``torch/nn/modules/container.py``)."""
+    return f"torch/{torch_relative(path)}" if is_torch_file(path) else display_path(path)
 
 
 def _first_sentence(text: str) -> str:
@@ -22,8 +33,6 @@ def _first_sentence(text: str) -> str:
 
 def _rule_words(message: str, filename: str, lineno: int) -> str | None:
     """``IRV1xx <the rule's message>`` when a tracer rule recognises ``message``."""
-    import re
-
     from ..ir.source import source_line
     from ..lint.layers.context import TRACER_RULES
 
@@ -32,8 +41,7 @@ def _rule_words(message: str, filename: str, lineno: int) -> str | None:
         return None
     try:
         code = re.sub(r"\s+#.*$", "", source_line(f"{filename}:{lineno}:1") or "").strip()
-        words = rule.message.format(expr=code,
-                                    text=_first_sentence(message))
+        words = rule.message.format(expr=code, text=_first_sentence(message))
     except (KeyError, IndexError):  # a template that needs more than the line
         return None
     return f"{rule.code} {words}"
@@ -43,7 +51,7 @@ def _rule_words(message: str, filename: str, lineno: int) -> str | None:
 class WarningLines:
     """What torch warned while capturing, printed through ``say`` without repeats."""
 
-    say: object
+    say: Callable[[str], None]
     _shown: set = field(default_factory=set)
     #: (category, origin, first sentence) -> the model lines that called into torch there
     _inside_torch: dict = field(default_factory=dict)
@@ -52,17 +60,25 @@ class WarningLines:
         """Findings already printed (``render --lint``): a warning on their line is not
         printed again."""
         for d in findings or ():
-            self._shown.add(("line", display_path(d.path), int(d.line)))
+            self._shown.add(("line", _shown(d.path), int(d.line)))
 
     def add(self, captured: Iterable) -> None:
         """Print the warnings of one capture that were not printed yet; those raised
         inside torch wait for :meth:`flush`."""
+        from ..analyses.traced_control_flow import is_batchnorm_check
+
         for w in captured:
-            path = display_path(w.filename)
+            path = _shown(w.filename)
+            if is_batchnorm_check(w):
+                key = ("batchnorm", None, _BATCHNORM)
+                sites = self._inside_torch.setdefault(key, [])
+                if (path, w.lineno) not in sites:
+                    sites.append((path, w.lineno))
+                continue
             if w.origin is not None:
                 key = (w.category, w.origin, _first_sentence(w.message))
                 site = getattr(w, "called_from", None)
-                where = (display_path(site[0]), int(site[1])) if site else (path, w.lineno)
+                where = (_shown(site[0]), int(site[1])) if site else (path, w.lineno)
                 sites = self._inside_torch.setdefault(key, [])
                 if where not in sites:
                     sites.append(where)
@@ -78,12 +94,15 @@ class WarningLines:
             if words is None:
                 words = f"{w.category}: {w.message.splitlines()[0]}"
             site = getattr(w, "called_from", None)
-            called = f" (called from {display_path(site[0])}:{site[1]})" if site else ""
+            called = f" (called from {_shown(site[0])}:{site[1]})" if site else ""
             self.say(f"{path}:{w.lineno}{called}: {words}")
 
     def flush(self) -> None:
         """One line per torch line that warned, naming the model lines that called it."""
         for (category, origin, sentence), sites in self._inside_torch.items():
+            if origin is None:  # irviz's own words for it
+                self.say(f"{_sites(sites)}: {sentence}")
+                continue
             self.say(f"{_sites(sites)}: {category} raised inside torch/{origin} (torch's "
                      f"own code; lint rule IRV404, off by default): {sentence}")
         self._inside_torch.clear()
