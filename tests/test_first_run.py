@@ -40,9 +40,9 @@ def test_a_warning_on_the_models_line_is_said_once_in_irviz_words(tmp_path):
                    f"{tmp_path}/")
     assert result.exit_code == 0, result.stderr
     lines = [line for line in result.stderr.splitlines() if ":11" in line]
-    assert lines == ["samples/decision_gate.py:11: IRV101 Python control flow on tensor "
-                     "data `if x.sum() > 0:`: the trace keeps only the branch the example "
-                     "input took"], result.stderr
+    assert lines == ["samples/decision_gate.py:11: TracerWarning: Python control flow on "
+                     "tensor data `if x.sum() > 0:`: the trace keeps only the branch the "
+                     "example input took (lint rule IRV101)"], result.stderr
 
 
 def test_render_lint_does_not_say_a_finding_twice(tmp_path):

@@ -32,7 +32,8 @@ def _first_sentence(text: str) -> str:
 
 
 def _rule_words(message: str, filename: str, lineno: int) -> str | None:
-    """``IRV1xx <the rule's message>`` when a tracer rule recognises ``message``."""
+    """``<the rule's message> (lint rule IRV1xx)`` when a tracer rule recognises
+    ``message``; not ``CODE message``, which reads as a finding the lint gate let through."""
     from ..ir.source import source_line
     from ..lint.layers.context import TRACER_RULES
 
@@ -44,7 +45,7 @@ def _rule_words(message: str, filename: str, lineno: int) -> str | None:
         words = rule.message.format(expr=code, text=_first_sentence(message))
     except (KeyError, IndexError):  # a template that needs more than the line
         return None
-    return f"{rule.code} {words}"
+    return f"{words} (lint rule {rule.code})"
 
 
 @dataclass
@@ -91,8 +92,7 @@ class WarningLines:
             self._shown.add(key)
             words = (_rule_words(w.message, w.filename, w.lineno)
                      if w.category == "TracerWarning" else None)
-            if words is None:
-                words = f"{w.category}: {w.message.splitlines()[0]}"
+            words = f"{w.category}: {words or w.message.splitlines()[0]}"
             site = getattr(w, "called_from", None)
             called = f" (called from {_shown(site[0])}:{site[1]})" if site else ""
             self.say(f"{path}:{w.lineno}{called}: {words}")
