@@ -157,7 +157,8 @@ def main() -> None:
 @main.command()
 @click.argument("target", is_eager=True)
 @click.option("-o", "--output", metavar="PATH",
-              help="Output file, directory (one file per model) or - for stdout. "
+              help="Output file, directory (one file per model) or - for stdout; a "
+                   ".png or .pdf file is drawn in that format (needs Graphviz's dot). "
                    "Default: NAME.svg files in the current directory; DOT/JSON of a single "
                    "model go to stdout.")
 @click.option("--format", "fmt", type=click.Choice(FORMATS), default="svg", show_default=True,
@@ -313,7 +314,8 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
 @click.argument("code", required=False)
 @click.option("--all", "show_all", is_flag=True, help="List every rule.")
 @click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True)
+              show_default=True,
+              help="text to read (the rule's documentation), json for tools.")
 def rule_cmd(code, show_all, fmt):
     """Explain a lint rule: `irviz rule IRV101` (or list them with --all)."""
     import json as _json

@@ -82,7 +82,7 @@ class Config:
     depth: int | None = None
     #: lint: show unconfirmed source findings in installed libraries (irviz.lint.evidence)
     show_unconfirmed: bool | None = None
-    #: lint: show info findings in text output (README: lint, the evidence ladder)
+    #: lint: show info findings in text output (docs/lint.md: the evidence ladder)
     show_info: bool | None = None
     #: lint: how many variant inputs the verification runs at most (0: none)
     verify: int | None = None

@@ -647,8 +647,9 @@ def test_inputs_expression(models: Path, expr: str, expected) -> None:
 
 def test_inputs_expression_nested(models: Path) -> None:
     inputs = resolve_inputs(one(f"{models}:Cell"),
-                            "torch.rand(1), (torch.rand(2), [torch.rand(3)]), {'k': torch.rand(4)}")
-    assert len(inputs.args) == 3 and isinstance(inputs.args[2], dict) and not inputs.kwargs
+                            "torch.rand(1), (torch.rand(2), [torch.rand(3)], {'k': torch.rand(4)})")
+    # Cell takes (x, h): two positional inputs, the second a nest holding a dict
+    assert len(inputs.args) == 2 and isinstance(inputs.args[1][2], dict) and not inputs.kwargs
 
 
 @pytest.mark.parametrize("expr, message", [

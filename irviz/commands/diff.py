@@ -17,7 +17,7 @@ from ..errors import UsageError
 from ..exits import fail
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
-from .render import _say_warnings
+from .warning_lines import WarningLines
 
 #: what `irviz diff --format` writes
 DIFF_FORMATS = ("text", "json", "svg", "html")
@@ -182,14 +182,17 @@ def compare(workspace: Workspace, left_spec: object, right_spec: object = None,
         right = _one_target(workspace, left_spec if right_spec is None else right_spec,
                             "RIGHT")
     sides = []
+    warned = WarningLines(console.say) if console is not None else None
     for target, mode in zip((left, right), modes):
         cap = workspace.capture(target, mode)
         G = workspace.graph(cap, needs=needs) if needs is not None else workspace.graph(cap)
-        if console is not None:
+        if warned is not None:
             for note in cap.notes:
                 console.say(f"note: {target.spec} ({mode}): {note}")
-            _say_warnings(console, cap.warnings)
+            warned.add(cap.warnings)
         sides.append((cap, G, Side(target.spec, target.name, cap.mode, G.number_of_nodes())))
+    if warned is not None:
+        warned.flush()
     (lcap, L, lside), (_, R, rside) = sides
     started = time.perf_counter()
     with workspace.stage("match"):

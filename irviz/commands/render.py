@@ -10,10 +10,10 @@ from pathlib import Path
 from ..errors import CaptureError, UsageError
 from ..exits import INTERNAL_ERROR, fail
 from ..output import RENDER_FORMATS, output_paths, output_stem
-from ..paths import display_path
 from ..progress import Stages
 from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
+from .warning_lines import WarningLines
 
 
 #: pictures irviz draws only through Graphviz's dot binary, chosen by ``-o``'s extension
@@ -93,13 +93,17 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
                             max_nodes=request.max_nodes or None, focus=request.focus,
                             show_checks=request.show_checks)
     failed = 0
+    warned = WarningLines(console.say)
     for target, path in zip(targets, paths):
         try:
-            _render_one(request, workspace, console, target, path, options, engine, gate)
+            _render_one(request, workspace, console, target, path, options, engine, gate,
+                        warned)
         except Exception as exc:  # noqa: BLE001
             failed += 1
             if fail(exc, request.debug) == INTERNAL_ERROR:
+                warned.flush()
                 return INTERNAL_ERROR
+    warned.flush()
     return 2 if failed else 0
 
 
@@ -130,7 +134,7 @@ def _profile(request: RenderRequest, workspace: Workspace, console: Console, tar
 
 
 def _render_one(request: RenderRequest, workspace: Workspace, console: Console, target,
-                path, options, engine: str, gate) -> None:
+                path, options, engine: str, gate, warned: WarningLines) -> None:
     from ..files import write_atomic
 
     started = time.perf_counter()
@@ -144,14 +148,16 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
             view = workspace.view(target, request.mode, options, findings=findings)
         except CaptureError as exc:  # what torch warned before it failed, then the error
             _say_findings(console, findings)
-            _say_warnings(console, getattr(exc, "warnings", None) or ())
+            warned.found(findings)
+            warned.add(getattr(exc, "warnings", None) or ())
             raise
     _say_findings(console, findings)
+    warned.found(findings)
     if request.profile:
         _profile(request, workspace, console, target, view)
     for note in view.capture.notes:
         console.say(f"note: {target.spec}: {note}")
-    _say_warnings(console, view.capture.warnings)
+    warned.add(view.capture.warnings)
     if request.fmt == "json":
         with stages.stage("json"):
             data = view.json().encode("utf-8")
@@ -181,17 +187,6 @@ def _say_findings(console: Console, findings) -> None:
         console.say(f"{d.path}:{d.line}:{d.column}: {d.code} {d.message}")
         for path, line, message in d.related:
             console.say(f"    {message} {path}:{line}")
-
-
-def _say_warnings(console: Console, captured) -> None:
-    """``file.py:11: TracerWarning: ...`` for each warning torch raised while capturing;
-    one located in a library the model's file calls also names that call."""
-    for w in captured:
-        inside = f" (raised inside torch/{w.origin})" if w.origin else ""
-        site = getattr(w, "called_from", None)
-        called = f" (called from {display_path(site[0])}:{site[1]})" if site else ""
-        console.say(f"{w.filename}:{w.lineno}{called}: {w.category}{inside}: "
-                    f"{w.message.splitlines()[0]}")
 
 
 def _html(request, view, dot_text, engine, stages, console, target) -> bytes:

@@ -356,12 +356,6 @@ def _trace(target: Target, inputs: ExampleInputs | None
             f"--mode trace needs example inputs for {target.spec}",
             hint='pass them with --inputs "torch.rand(3, 4), torch.rand(3, 4)" or define '
                  "`example_inputs` in the model file (see README: Example inputs)")
-    for name, value in zip(_input_labels(inputs), inputs.flat):
-        if isinstance(value, torch.Tensor) and value.numel() == 0:
-            raise InputsError(
-                f"example input {name} of {target.spec} is empty (shape {tuple(value.shape)}): "
-                "a trace of an empty tensor records shapes and branches no real input takes",
-                hint="give each input at least one element, e.g. torch.rand(1, 4)")
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return obj, None, None
@@ -429,6 +423,23 @@ def _lazy_traced_module(adapter: CallAdapter, strict: bool) -> Callable[[], Any]
             finally:
                 torch._C._jit_set_tracer_state_warn(old_state)
     return functools.cache(make)   # made once, shared by copies of the Capture
+
+
+def empty_input_notes(inputs: ExampleInputs | None, model: Any = None) -> list[str]:
+    """``⚠ empty example input x (shape (0, 4)): ...``: torch traces an empty tensor, but
+    what the trace records (shapes, the branches taken on no data) may not be what a real
+    input does; a note, not a refusal. Inputs are named by ``model``'s forward arguments."""
+    if inputs is None:
+        return []
+    names = inputs.names(model) if model is not None else _input_labels(inputs)
+    empty = [f"{name} (shape {tuple(value.shape)})"
+             for name, value in zip(names, inputs.flat)
+             if isinstance(value, torch.Tensor) and value.numel() == 0]
+    if not empty:
+        return []
+    return [f"⚠ empty example input{'s' if len(empty) > 1 else ''} {', '.join(empty)}: the "
+            "trace records what the model does on no data; a real input may take other "
+            "branches (give each input one element to be sure)"]
 
 
 def _input_labels(inputs: ExampleInputs) -> list[str]:
@@ -562,6 +573,8 @@ def capture(target: Target, mode: str = "script",
         except CaptureError as exc:
             exc.warnings = list(recorded)
             raise
+        if done == "trace":
+            notes.extend(empty_input_notes(inputs, target.obj))
         if done == "trace" and isinstance(target.obj, (torch.jit.ScriptModule,
                                                         torch.jit.ScriptFunction)):
             notes.append("the target is already scripted; tracing it is a no-op")

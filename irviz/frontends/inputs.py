@@ -234,7 +234,10 @@ def _normalize(value: object, target: Target | None = None, what: str = "the inp
     inputs = _as_call(value)
     if target is not None:
         _checked_names(target, inputs, what)
-    return _check_tensors(inputs, nested=bool(inputs.args) and bool(inputs.kwargs))
+    inputs = _check_tensors(inputs, nested=bool(inputs.args) and bool(inputs.kwargs))
+    if target is not None:
+        _checked_count(target, inputs, what)
+    return inputs
 
 
 def _not_tensors_message(source: str, exc: _NotTensors) -> str:
@@ -360,10 +363,29 @@ def _from_convention(target: Target) -> ExampleInputs | None:
         hint="see README: Example inputs")
 
 
+def _checked_count(target: Target, inputs: ExampleInputs, what: str) -> None:
+    """No more positional inputs than ``forward`` takes, said before any capture in the
+    user's terms: torch's own messages count ``self`` ("expected at most 2 argument(s) but
+    received 3" for a forward taking one). Too few is left to torch, which names the
+    missing argument."""
+    sig = forward_signature(target.obj) if callable(target.obj) else None
+    if sig is None:
+        return
+    params = sig.parameters.values()
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(inputs.args) > len(positional) and not any(p.kind is p.VAR_POSITIONAL
+                                                      for p in params):
+        names = ", ".join(p.name for p in positional) or "(none)"
+        raise InputsError(
+            f"{what} gives {_count(len(inputs.args), 'positional input')}, but "
+            f"{target.name}'s forward{_shown_signature(sig)} takes at most {len(positional)}",
+            hint=f"its positional arguments are: {names}")
+
+
 def _checked_names(target: Target, inputs: ExampleInputs, what: str) -> ExampleInputs:
     """Keyword inputs must name arguments of ``forward`` (unless it takes ``**kwargs``),
     and positional and keyword inputs must not give one argument twice."""
-    if not inputs.kwargs or not callable(target.obj):
+    if not callable(target.obj):
         return inputs
     sig = forward_signature(target.obj)
     if sig is None:
@@ -376,12 +398,25 @@ def _checked_names(target: Target, inputs: ExampleInputs, what: str) -> ExampleI
         raise InputsError(f"{what}: {target.name}'s forward() has no argument "
                           f"{', '.join(map(repr, unknown))}",
                           hint=f"its arguments are: {', '.join(names) or '(none)'}")
+    if not inputs.kwargs:
+        return inputs
     try:
         sig.bind(*inputs.args, **inputs.kwargs)
     except TypeError as exc:
         raise InputsError(f"{what} do not fit {target.name}'s forward(): {exc}",
                           hint=f"its arguments are: {', '.join(names) or '(none)'}") from None
     return inputs
+
+
+def _shown_signature(sig: inspect.Signature) -> str:
+    """``(x, h)``: the argument names, without annotations or defaults' values."""
+    return "(" + ", ".join(str(p.replace(annotation=p.empty, default=p.empty))
+                           if p.default is p.empty else f"{p.name}=..."
+                           for p in sig.parameters.values()) + ")"
+
+
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" + ("" if n == 1 else "s")
 
 
 def resolve_inputs(target: Target, given: object = None) -> ExampleInputs | None:

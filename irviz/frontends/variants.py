@@ -1,7 +1,7 @@
 """Variant inputs: the example inputs changed the ways deployment changes them.
 
 ``torch.jit.trace`` records the path one example took. Whether that path is the one every
-valid input takes is a question for execution (README: lint, the evidence ladder): run the
+valid input takes is a question for execution (docs/lint.md: the evidence ladder): run the
 trace and the Python model on inputs that differ from the example in the ways real inputs
 do, and compare. The variants are generic, made from the example inputs alone:
 

@@ -1,7 +1,7 @@
 """Run the trace against the Python model on variant inputs: counterexamples.
 
 A trace is wrong for an input when it gives another result than the model's own Python on
-it. That is the only proof a tracing finding can have (README: lint, the evidence
+it. That is the only proof a tracing finding can have (docs/lint.md: the evidence
 ladder), and it is cheap: two forward passes per variant. For each variant of
 :mod:`irviz.frontends.variants`:
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 #: how bad a finding is; ``info`` becomes ``note`` in SARIF and ``notice`` on GitHub
 SEVERITIES = ("error", "warning", "info")
-#: what settles a finding (README: lint, the evidence ladder), strongest first:
+#: what settles a finding (docs/lint.md: the evidence ladder), strongest first:
 #: ``counterexample`` a valid input on which the trace and the Python model differ;
 #: ``certain`` a fact no input can change (torch.jit.trace refuses the model, a dropout
 #: recorded in training mode); ``held`` the trace agreed with the model on every valid

@@ -1,7 +1,7 @@
 """What a source finding needs before a user sees it: evidence from the run.
 
 The source (``ast``) layer reads code and guesses which names hold tensors. When the model
-ran, the run says more than the guess, and this module weighs the two (README: lint,
+ran, the run says more than the guess, and this module weighs the two (docs/lint.md:
 "A finding needs evidence"):
 
 1. **Arguments** (:func:`signature_facts`): the ``forward`` parameters the example inputs

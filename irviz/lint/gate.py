@@ -58,8 +58,8 @@ def drop_explained(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
 
 
 def severity_of(d: Diagnostic) -> str:
-    """The one place severity is decided, from the evidence the finding carries (README:
-    lint, the evidence ladder):
+    """The one place severity is decided, from the evidence the finding carries (docs/lint.md:
+    the evidence ladder):
 
     * a counterexample (a valid input on which the trace and the model differ): error;
     * a certainty (the rule's findings are facts no input changes, or the layer that

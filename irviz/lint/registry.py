@@ -47,7 +47,7 @@ class Rule:
 
     code: ClassVar[str]                 # "IRV101"
     name: ClassVar[str]                 # "tensor-to-python-bool": the pattern flagged
-    #: the severity a finding of this rule has once proven (README: lint, the evidence
+    #: the severity a finding of this rule has once proven (docs/lint.md: the evidence
     #: ladder); unproven findings are info, and the gate decides (:mod:`irviz.lint.gate`)
     severity: ClassVar[str] = "warning"
     #: what proves a finding: ``counterexample`` (an input on which the trace and the

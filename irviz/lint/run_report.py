@@ -16,6 +16,14 @@ def _plural(n: int, word: str) -> str:
     return f"{n} {word}{'s' if n != 1 else ''}"
 
 
+def _shown(spec: str) -> str:
+    """A target as the user reads it: a file relative to the working directory."""
+    from ..paths import display_path
+
+    path, colon, name = spec.partition(".py:")
+    return display_path(path + ".py") + colon[3:] + name if colon else display_path(spec)
+
+
 @dataclass
 class RunReport:
     """The gated findings of every model linted, and what could not be linted."""
@@ -42,8 +50,14 @@ class RunReport:
             counts = [(s, sum(d.severity == s for d in proven)) for s in ("error", "warning")]
             text = (f"Found {_plural(len(proven), 'finding')} ("
                     + ", ".join(_plural(n, s) for s, n in counts if n) + f") in {models}")
+        elif self.errors:  # nothing passed that was not checked
+            text = f"No findings in {models}"
         else:
             text = f"All checks passed for {models}"
+        if self.errors:
+            failed = [spec for spec, _ in self.errors]
+            text += (f"; {_plural(len(failed), 'target')} could not be linted (errors "
+                     f"above): {', '.join(_shown(spec) for spec in failed)}")
         if info:
             text += f"; {info} info" + ("" if info_shown else " not shown (--show-info)")
         if self.suppressed:

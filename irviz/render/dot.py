@@ -4,7 +4,7 @@ Reads the graph and the facts analyses wrote on it; never recomputes them. What 
 drawn is decided by :func:`.plan.plan_view` (a :class:`~.plan.DrawPlan`), what it
 says by :class:`.labels.Labels`, how it looks by :mod:`.style`; this module only
 writes that as DOT. Layout rules that keep ``dot`` fast and the picture readable (see
-the README's architecture section for the measurements behind them):
+docs/architecture.md for the measurements behind them):
 
 * constants, parameter ``GetAttr`` and constant lists are folded into their
   consumer's label and tooltip, never drawn as nodes (they fan out to

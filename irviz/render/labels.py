@@ -18,6 +18,7 @@ import networkx as nx
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.memory import BYTES
+from ..analyses.parallelism import is_critical
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
                         returned_shape)
 from ..ir.source import short_location, source_line
@@ -25,7 +26,8 @@ from .profile_overlay import ProfileOverlay, fmt_bytes, fmt_us
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,
                    nodes_by_call)
-from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_FINDINGS, LEGEND_NOTES, NODE_STYLE,
+from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_DETAIL, LEGEND_FINDINGS,
+                    LEGEND_NOTES, NODE_STYLE, node_category,
                     SPACE_EM, TEXT_COLOR, bold_extra_em)
 
 __all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "evidence_line",
@@ -598,11 +600,32 @@ class Labels:
     def graph_tooltip(self) -> str:
         return tooltip([self.G.graph.get("name") or "irviz"])
 
+    def _legend_facts(self) -> set[str]:
+        """What the legend explains because this picture draws it: the categories of the
+        nodes drawn (``fork`` for a fork or a wait; not those inside a box), ``module``
+        when a module call is a box, ``critical`` for a critical path, and the rows always
+        shown (inputs, outputs, operations)."""
+        has = {"input", "output", "op"}
+        if self.plan.boxes:
+            has.add("module")
+        drawn = self.plan.representative
+        for node, data in self.G.nodes(data=True):
+            if drawn.get(node) is None:
+                continue
+            if is_critical(data):
+                has.add("critical")
+            if drawn[node] == node:
+                category = node_category(data.get("kind", ""))
+                has.add("fork" if category == "wait" else category)
+        return has
+
     def title(self) -> HtmlLabel:
         """Title, notes (the caller's, the plan's, findings with no node) and legend."""
         G = self.G
         title = self.opt.title or f"{G.graph.get('name')} · {G.graph.get('root_class')}"
-        span = len(LEGEND)
+        has = self._legend_facts()
+        legend = [(c, t) for c, t in LEGEND if c in has or DIFF_SUMMARY in G.graph]
+        span = len(legend)
         rows = [f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">{_bold(_truncate(title, 140))}'
                 f' <FONT COLOR="{TEXT_COLOR["mode"]}">({_h(G.graph.get("mode"))})</FONT>'
                 '</TD></TR>']
@@ -619,7 +642,7 @@ class Labels:
                         f'<FONT COLOR="{TEXT_COLOR[color]}">{_h(_truncate(note, 140))}'
                         '</FONT></TD></TR>')
         cells = []
-        for category, text in LEGEND:
+        for category, text in legend:
             style = NODE_STYLE[category]
             cells.append(f'<TD BGCOLOR="{style["fillcolor"]}" COLOR="{style["color"]}">'
                          f'<FONT POINT-SIZE="9">{_h(text)}</FONT></TD>')
@@ -640,7 +663,10 @@ class Labels:
                 "module calls are drawn as boxes · hover for both sides' ids")) + "</TD></TR>")
         else:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
-                        + "".join(_font(color, _h(text)) for color, text in LEGEND_NOTES)
+                        + "".join(_font(color, _h(text)) for color, text, needs
+                                  in LEGEND_NOTES if needs in has)
+                        + _font("detail", _h(" · ".join(text for text, needs in LEGEND_DETAIL
+                                                        if needs is None or needs in has)))
                         + "</TD></TR>")
             if self.profile.active:   # render --profile: the time ramp and its range
                 cells, lines = self.profile.legend()

@@ -127,17 +127,23 @@ EDGE_STYLE = {
 #: an invisible edge that keeps a node nothing flows into below what ran before it
 ANCHOR = {"style": "invis", "arrowhead": "none"}
 
-#: legend rows: (category or edge style, text)
+#: legend rows: (category or edge style, text); a row whose category the model has no node
+#: of is left out (``fork`` stands for fork and wait, ``module`` is always shown)
 LEGEND = [
     ("input", "graph input"), ("output", "graph output"), ("op", "operation"),
     ("control", "if / loop"), ("fork", "fork / wait"), ("module", "collapsed module (ops)"),
 ]
-#: the legend's last row, what the edges and frames mean: (TEXT_COLOR key, text)
+#: the legend's last row, what the edges and frames mean: (TEXT_COLOR key, text, shown
+#: when the model has: ``fork`` a fork or wait, ``critical`` a critical path, None always)
 LEGEND_NOTES = [
-    ("future", "- - ▸ future (fork → wait)   ━▸ task result   "),
-    ("critical", "▭ critical path   "),
-    ("detail", "dashed box: module call · yellow: if/loop · orange: forked task, "
-               "light orange: work beside it · hover for source"),
+    ("future", "- - ▸ future (fork → wait)   ━▸ task result   ", "fork"),
+    ("critical", "▭ critical path   ", "critical"),
+]
+#: the parts of that row's grey text, each (text, shown when the model has, as above;
+#: ``control``: an if or a loop)
+LEGEND_DETAIL = [
+    ("dashed box: module call", None), ("yellow: if/loop", "control"),
+    ("orange: forked task, light orange: work beside it", "fork"), ("hover for source", None),
 ]
 
 #: the legend's row of lint badges, drawn when the picture has findings: (TEXT_COLOR key,

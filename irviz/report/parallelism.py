@@ -4,7 +4,7 @@ Only reads what :mod:`irviz.analyses.fork_wait`, ``cost`` and ``parallelism``
 annotated on each graph (and, with ``--measure``, what
 :mod:`irviz.measure` measured: a :class:`~irviz.measure.result.MeasureResult`,
 written as its ``to_dict`` without the Chrome trace). The JSON layout is versioned by
-:data:`SCHEMA_VERSION`; see ``docs``/README "irviz report" for the fields.
+:data:`SCHEMA_VERSION`; see docs/report.md for the fields.
 """
 from __future__ import annotations
 

@@ -7,6 +7,7 @@ reported by :mod:`.scripting` (trace failed, not scriptable), not here.
 from __future__ import annotations
 
 from ...errors import CaptureError
+from ...frontends.capture import empty_input_notes
 from .context import LayerContext
 
 #: what the lint layers read of a graph: fork regions and waits (IR layer), hazards
@@ -33,6 +34,8 @@ def run(ctx: LayerContext) -> None:
             try:
                 run.trace = workspace.capture(target, "trace")
                 run.trace_graph = workspace.graph(run.trace, _LINT_FACTS)
+                run.notes.extend(f"{target.spec}: {note}"
+                                 for note in empty_input_notes(run.trace.inputs, target.obj))
             except CaptureError as exc:
                 # what torch warned before the trace failed is reported like a trace's
                 ctx.failed_trace_warnings = list(getattr(exc, "warnings", None) or ())

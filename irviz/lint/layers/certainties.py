@@ -1,5 +1,5 @@
 """The ``certain`` layer: facts of the trace no input can change, so they need no
-counterexample (README: lint, the evidence ladder).
+counterexample (docs/lint.md: the evidence ladder).
 
 * a list or dict example input: the trace fixes its length and keys (IRV124);
 * an output holding no tensor (``return None``): ``torch.jit.trace`` refuses it (IRV141);

@@ -1,5 +1,5 @@
 """The ``verify`` layer: counterexamples from execution, and the evidence every finding
-carries to the gate (README: lint, the evidence ladder).
+carries to the gate (docs/lint.md: the evidence ladder).
 
 1. :func:`run`: the variants of the example inputs (:mod:`irviz.frontends.variants`) run
    through the first trace and the Python model (:mod:`irviz.frontends.verification`).
