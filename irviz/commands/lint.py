@@ -32,6 +32,15 @@ class LintRequest:
     no_hints: bool = False
     quiet: bool = False
     debug: bool = False
+    #: worker processes (1: lint here, one target after another)
+    jobs: int = 1
+    #: read and write ``.irviz_cache`` (``--no-cache``: False)
+    cache: bool = True
+    #: ``--shard K/N`` as (K, N)
+    shard: tuple[int, int] | None = None
+    #: per target in a ``--jobs`` worker: ``--timeout`` seconds, ``--memory-limit`` MB
+    timeout: float = 300.0
+    memory_limit: int = 4096
 
 
 def run(request: LintRequest, workspace: Workspace) -> int:
@@ -42,14 +51,18 @@ def run(request: LintRequest, workspace: Workspace) -> int:
         start()
         from .. import __version__ as version
         from ..files import write_atomic
+        from ..lint.batch import BatchOptions, lint_batch
         from ..lint.gate import Gate
         from ..lint.registry import REGISTRY
-        from ..lint.runner import LintOptions, lint
+        from ..lint.runner import LintOptions
         from ..output import check_output_file
         from ..perf import freeze_loaded_objects
         from ..report.formatters import FORMATTERS
 
         check_output_file(request.output)
+        batch = BatchOptions(jobs=request.jobs, cache=request.cache,
+                             shard=request.shard,
+                             timeout=request.timeout, memory_mb=request.memory_limit)
         workspace.set_export_options(
             request.mode, request.strict,
             tuple(request.dynamic_dims) if request.mode == "export" else (), console.say)
@@ -66,7 +79,7 @@ def run(request: LintRequest, workspace: Workspace) -> int:
             workspace.stages = Stages()
         freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
         with model_output_to_stderr():
-            report = lint(workspace, list(request.targets), options, gate)
+            report, done = lint_batch(workspace, list(request.targets), options, gate, batch)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     for _, error in report.errors:
@@ -80,6 +93,12 @@ def run(request: LintRequest, workspace: Workspace) -> int:
         for line in report.verified:
             Console.always(f"verify {line}")
         Console.always(f"lint: {workspace.stages.summary()}")
+        cache = done["cache"]
+        Console.always(f"lint: {done['linted']} linted, {done['cached']} from the cache"
+                       + ("" if cache is not None else " (cache off)")
+                       + (f" ({request.jobs} jobs)" if request.jobs > 1 else ""))
+    if done["cache"] is not None and done["cache"].write_failed:
+        console.say(f"note: the lint cache was not written ({done['cache'].write_failed})")
     formatter = FORMATTERS[request.fmt]
     if request.fmt == "text":
         shown = [d for d in report.diagnostics if request.show_info or d.severity != "info"]

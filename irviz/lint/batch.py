@@ -1,0 +1,110 @@
+"""One ``irviz lint`` run over many specs: expand, take the ``--shard``, read the cache,
+lint what is left (here or in ``--jobs`` workers), store it, merge in order, gate.
+
+Whatever path a spec's result takes (linted here, by a worker, or read from the cache),
+the results meet in the specs' order before the gate, so output and exit code are those
+of a serial run without cache.
+"""
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+
+from .gate import Gate
+from .run_report import RunReport
+from .runner import LintOptions, expand_specs, lint_spec
+from .spec_result import SpecResult, merge
+
+__all__ = ["BatchOptions", "lint_batch", "worker_workspace", "cpu_count"]
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (``--jobs 0``/``auto``)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
+
+
+@dataclass(frozen=True)
+class BatchOptions:
+    """How the run is spread and remembered (none of it changes findings)."""
+
+    jobs: int = 1
+    #: use ``.irviz_cache`` (``--no-cache``: False)
+    cache: bool = True
+    #: ``(K, N)`` of ``--shard K/N``, or None
+    shard: tuple[int, int] | None = None
+    #: per spec in a worker (``--timeout``), and the worker's memory limit in MB
+    timeout: float = 300.0
+    memory_mb: int = 4096
+
+
+def _header(workspace, options: LintOptions) -> dict:
+    """What a worker (and the cache key) needs to lint the way this run does."""
+    export = workspace.export_options
+    config = workspace.config
+    return {
+        "inputs": workspace.inputs,
+        "config_source": str(config.source) if config.source is not None else None,
+        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "source"},
+        "options": dataclasses.asdict(options),
+        "export": None if export is None else {
+            "strict": export.strict, "dynamic_dims": list(export.dynamic_dims)},
+    }
+
+
+def worker_workspace(header: dict):
+    """A worker's Workspace and LintOptions from the parent's :func:`_header`."""
+    from ..commands.common import start
+    from ..config import Config, load_config
+    from ..perf import freeze_loaded_objects
+    from ..workspace import Workspace
+
+    start()
+    source = header["config_source"]
+    config = load_config(path=source) if source else Config()
+    workspace = Workspace(inputs=header["inputs"], config=config)
+    export = header["export"]
+    if export is not None:
+        workspace.set_export_options(header["options"]["mode"], export["strict"],
+                                     tuple(export["dynamic_dims"]))
+    freeze_loaded_objects()
+    return workspace, LintOptions(**header["options"])
+
+
+def lint_batch(workspace, specs: list[str], options: LintOptions, gate: Gate,
+               batch: BatchOptions) -> tuple[RunReport, dict]:
+    """The run's report, and what it did: ``{"linted": n, "cached": n, "cache": LintCache
+    or None}``."""
+    from .cache import LintCache, project_root
+    from .shard import select_shard
+
+    root = project_root(workspace.config)
+    expanded = select_shard(expand_specs(specs, workspace.config), batch.shard, root)
+    header = _header(workspace, options)
+    cache = None
+    if batch.cache and (header["inputs"] is None or isinstance(header["inputs"], str)):
+        cache = LintCache(root, {k: v for k, v in header.items() if k != "config_source"})
+    results: dict[int, SpecResult] = {}
+    todo = []
+    for index, (spec, from_folder) in enumerate(expanded):
+        found = cache.get(spec) if cache is not None else None
+        if found is not None:
+            results[index] = found
+        else:
+            todo.append((index, spec, from_folder))
+    if batch.jobs > 1 and len(todo) > 1:
+        from .parallel import run_parallel
+
+        results.update(run_parallel(header, todo, batch.jobs, batch.timeout, batch.memory_mb))
+    else:
+        for index, spec, from_folder in todo:
+            results[index] = lint_spec(workspace, spec, from_folder, options)
+    if cache is not None:
+        for index, _spec, _ in todo:
+            cache.put(results[index])
+    ordered = [results[i] for i in range(len(expanded))]
+    return merge(ordered, gate), {"linted": len(todo), "cached": len(expanded) - len(todo),
+                                  "cache": cache}
