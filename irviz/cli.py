@@ -286,9 +286,9 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
               help="Lint targets in N worker processes (0 or auto: one per CPU); the "
                    "output is the same as with one. --timeout and --memory-limit apply to "
                    "each target in a worker.")
-@click.option("--no-cache", is_flag=True,
+@click.option("--no-cache", is_flag=True, envvar="IRVIZ_NO_CACHE",
               help="Neither read nor write the result cache (.irviz_cache in the project "
-                   "root; `irviz clean` removes it).")
+                   "root; `irviz clean` removes it). Also: IRVIZ_NO_CACHE=1.")
 @click.option("--shard", metavar="K/N", callback=lambda _c, _p, v: _shard(v),
               help="Lint only part K of N (1-based) of the targets, split by their paths "
                    "relative to the project root; the N parts add up to the whole run "
