@@ -293,6 +293,11 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
               help="Lint only part K of N (1-based) of the targets, split by their paths "
                    "relative to the project root; the N parts add up to the whole run "
                    "(CI matrices).")
+@click.option("--force-exclude", is_flag=True,
+              help="Treat files named on the command line like files found in a folder: "
+                   "`exclude` in [tool.irviz] applies to them, and one that defines no "
+                   "models is a note, not an error (for pre-commit, which passes every "
+                   "staged .py file).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print how long each stage took (the verification included).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
@@ -301,7 +306,8 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
          dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, jobs, no_cache,
-         shard, verbose, quiet, debug, config_path, isolate, timeout, memory_limit):
+         shard, force_exclude, verbose, quiet, debug, config_path, isolate, timeout,
+         memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
@@ -320,7 +326,7 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
          no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed),
          show_info=bool(show_info), verify=verify, no_hints=no_hints, verbose=verbose,
          quiet=quiet, strict=strict, jobs=jobs, cache=not no_cache, shard=_parsed_shard(shard),
-         timeout=timeout, memory_limit=memory_limit)
+         timeout=timeout, memory_limit=memory_limit, force_exclude=force_exclude)
 
 
 def _parsed_shard(value: str | None):

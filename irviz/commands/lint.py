@@ -41,6 +41,8 @@ class LintRequest:
     #: per target in a ``--jobs`` worker: ``--timeout`` seconds, ``--memory-limit`` MB
     timeout: float = 300.0
     memory_limit: int = 4096
+    #: files given by name obey ``exclude`` and may define no models (pre-commit)
+    force_exclude: bool = False
 
 
 def run(request: LintRequest, workspace: Workspace) -> int:
@@ -62,7 +64,8 @@ def run(request: LintRequest, workspace: Workspace) -> int:
         check_output_file(request.output)
         batch = BatchOptions(jobs=request.jobs, cache=request.cache,
                              shard=request.shard,
-                             timeout=request.timeout, memory_mb=request.memory_limit)
+                             timeout=request.timeout, memory_mb=request.memory_limit,
+                             force_exclude=request.force_exclude)
         workspace.set_export_options(
             request.mode, request.strict,
             tuple(request.dynamic_dims) if request.mode == "export" else (), console.say)

@@ -39,6 +39,8 @@ class BatchOptions:
     #: per spec in a worker (``--timeout``), and the worker's memory limit in MB
     timeout: float = 300.0
     memory_mb: int = 4096
+    #: ``--force-exclude``: files given one by one are treated as found in a folder
+    force_exclude: bool = False
 
 
 def _header(workspace, options: LintOptions) -> dict:
@@ -74,6 +76,30 @@ def worker_workspace(header: dict):
     return workspace, LintOptions(**header["options"])
 
 
+def _as_found_in_a_folder(expanded: list[tuple[str, bool]], config, root
+                          ) -> list[tuple[str, bool]]:
+    """``--force-exclude`` (what a pre-commit hook passes: every staged ``.py`` file):
+    ``exclude`` applies to a file given by name too (its path relative to the project
+    root, or its name), and a file that defines no models is a note, not an error."""
+    import fnmatch
+    from pathlib import Path
+
+    out = []
+    for spec, from_folder in expanded:
+        path = Path(spec)
+        if not from_folder and spec.endswith(".py") and path.is_file():
+            try:
+                rel = path.resolve().relative_to(root.resolve()).as_posix()
+            except ValueError:
+                rel = path.as_posix()
+            if any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(path.name, g)
+                   for g in config.exclude):
+                continue
+            from_folder = True
+        out.append((spec, from_folder))
+    return out
+
+
 def lint_batch(workspace, specs: list[str], options: LintOptions, gate: Gate,
                batch: BatchOptions) -> tuple[RunReport, dict]:
     """The run's report, and what it did: ``{"linted": n, "cached": n, "cache": LintCache
@@ -82,7 +108,10 @@ def lint_batch(workspace, specs: list[str], options: LintOptions, gate: Gate,
     from .shard import select_shard
 
     root = project_root(workspace.config)
-    expanded = select_shard(expand_specs(specs, workspace.config), batch.shard, root)
+    expanded = expand_specs(specs, workspace.config)
+    if batch.force_exclude:
+        expanded = _as_found_in_a_folder(expanded, workspace.config, root)
+    expanded = select_shard(expanded, batch.shard, root)
     header = _header(workspace, options)
     cache = None
     if batch.cache and (header["inputs"] is None or isinstance(header["inputs"], str)):
