@@ -72,7 +72,7 @@ def test_jobs_timeout_is_per_target_and_the_others_still_report(tmp_path):
             def forward(self, x):
                 while True:
                     x = x + 1
-        example_inputs = (torch.rand(2),)
+        example_inputs = {"Loop": (torch.rand(2),)}
     """))
     (tmp_path / "fine.py").write_text(textwrap.dedent("""
         import torch
@@ -81,7 +81,7 @@ def test_jobs_timeout_is_per_target_and_the_others_still_report(tmp_path):
                 if x.sum() > 0:
                     return x
                 return -x
-        example_inputs = (torch.rand(3, 4),)
+        example_inputs = {"Branch": (torch.rand(3, 4),)}
     """))
     done = cli(tmp_path / "forever.py", tmp_path / "fine.py", "--jobs", "2", "--timeout", "20",
                "--format", "json", cwd=tmp_path)
