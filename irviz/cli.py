@@ -93,14 +93,39 @@ def _finish(code: int) -> None:
     sys.exit(code)
 
 
-def _run(module: str, request_type: str, debug: bool, model_inputs=None, **fields) -> None:
-    """Build the request, make the workspace, run the command, exit with its code."""
+class _LazyWorkspace:
+    """The run's Workspace, made when the command first calls this (``config`` is there
+    at once): a lint answered from the cache never imports torch."""
+
+    def __init__(self, inputs):
+        ctx = click.get_current_context()
+        error = ctx.meta.get("irviz.config_error")
+        if error is not None:
+            raise error
+        from .config import Config
+
+        self.config = ctx.meta.get("irviz.config") or Config()
+        self.inputs = inputs
+        self._made = None
+
+    def __call__(self):
+        if self._made is None:
+            from .workspace import Workspace
+
+            self._made = Workspace(inputs=self.inputs, config=self.config)
+        return self._made
+
+
+def _run(module: str, request_type: str, debug: bool, model_inputs=None, lazy=False,
+         **fields) -> None:
+    """Build the request, make the workspace (``lazy``: when the command asks for it), run
+    the command, exit with its code."""
     import importlib
 
     command = importlib.import_module(f".commands.{module}", __package__)
     request = getattr(command, request_type)(debug=debug, **fields)
     try:
-        workspace = _workspace(model_inputs)
+        workspace = _LazyWorkspace(model_inputs) if lazy else _workspace(model_inputs)
     except Exception as exc:  # noqa: BLE001 - a bad config is a user error
         _finish(fail(exc, debug))
     _finish(command.run(request, workspace))
@@ -320,7 +345,8 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
     """
     if jobs == 1:   # with --jobs N every target runs in an isolated worker already
         _run_isolated_if_asked(isolate, timeout, memory_limit)
-    _run("lint", "LintRequest", debug, inputs, targets=tuple(targets), select=_codes(select),
+    _run("lint", "LintRequest", debug, inputs, lazy=True, targets=tuple(targets),
+         select=_codes(select),
          ignore=_codes(ignore), extend_select=_codes(extend_select), fmt=fmt or "text",
          output=output, exit_zero=exit_zero, mode=mode, dynamic_dims=list(dynamic_dims),
          no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed),

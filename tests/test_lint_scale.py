@@ -20,12 +20,13 @@ from conftest import ROOT, SAMPLES
 FIXTURES = ROOT / "tests" / "lint_models"
 
 
-def cli(*args, cwd: Path = ROOT, cache: bool = False, timeout: float = 300):
+def cli(*args, cwd: Path = ROOT, cache: bool = False, timeout: float = 300, flags=()):
     """``irviz lint ARGS`` in a fresh interpreter, as a user runs it."""
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     if cache:
         env.pop("IRVIZ_NO_CACHE", None)
-    return subprocess.run([sys.executable, "-m", "irviz", "lint", *map(str, args)], cwd=cwd,
+    return subprocess.run([sys.executable, *flags, "-m", "irviz", "lint", *map(str, args)],
+                          cwd=cwd,
                           env=env, capture_output=True, text=True, timeout=timeout)
 
 
@@ -197,6 +198,12 @@ def test_a_cache_hit_in_a_fresh_process_gives_the_same_output(project):
     assert first.returncode == second.returncode == 1
     assert second.stdout == first.stdout
     assert _imports(models) == {"a": 1, "b": 1}
+    # every result from the cache: torch is never imported (that is what makes it fast)
+    third = cli("models", "--format", "sarif", cwd=project, cache=True, flags=["-X", "importtime"])
+    assert third.returncode == 1 and third.stdout == first.stdout
+    imported = {line.rsplit("|", 1)[-1].strip() for line in third.stderr.splitlines()
+                if line.startswith("import time:")}
+    assert "irviz.lint.cache" in imported and "torch" not in imported
 
 
 # -- --shard ------------------------------------------------------------------------------

@@ -10,13 +10,17 @@ from __future__ import annotations
 import dataclasses
 import os
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .runner import LintOptions
 
 from .gate import Gate
 from .run_report import RunReport
-from .runner import LintOptions, expand_specs, lint_spec
 from .spec_result import SpecResult, merge
+from .targets import expand_specs
 
-__all__ = ["BatchOptions", "lint_batch", "worker_workspace", "cpu_count"]
+__all__ = ["BatchOptions", "lint_batch", "settings_of", "worker_workspace", "cpu_count"]
 
 
 def cpu_count() -> int:
@@ -43,18 +47,26 @@ class BatchOptions:
     force_exclude: bool = False
 
 
-def _header(workspace, options: LintOptions) -> dict:
-    """What a worker (and the cache key) needs to lint the way this run does."""
-    export = workspace.export_options
-    config = workspace.config
+def settings_of(config, inputs, options: dict, export: dict | None) -> dict:
+    """Everything besides files that changes a spec's findings, JSON-able and made
+    without torch: the cache key's settings. ``options`` are the LintOptions' fields."""
     return {
-        "inputs": workspace.inputs,
-        "config_source": str(config.source) if config.source is not None else None,
+        "inputs": inputs,
         "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "source"},
-        "options": dataclasses.asdict(options),
-        "export": None if export is None else {
-            "strict": export.strict, "dynamic_dims": list(export.dynamic_dims)},
+        "options": options,
+        "export": export,
     }
+
+
+def _header(workspace, options: LintOptions) -> dict:
+    """What a worker needs to lint the way this run does."""
+    export = workspace.export_options
+    header = settings_of(workspace.config, workspace.inputs, dataclasses.asdict(options),
+                         None if export is None else {"strict": export.strict,
+                                                      "dynamic_dims": list(export.dynamic_dims)})
+    source = workspace.config.source
+    header["config_source"] = str(source) if source is not None else None
+    return header
 
 
 def worker_workspace(header: dict):
@@ -73,6 +85,8 @@ def worker_workspace(header: dict):
         workspace.set_export_options(header["options"]["mode"], export["strict"],
                                      tuple(export["dynamic_dims"]))
     freeze_loaded_objects()
+    from .runner import LintOptions
+
     return workspace, LintOptions(**header["options"])
 
 
@@ -100,22 +114,23 @@ def _as_found_in_a_folder(expanded: list[tuple[str, bool]], config, root
     return out
 
 
-def lint_batch(workspace, specs: list[str], options: LintOptions, gate: Gate,
-               batch: BatchOptions) -> tuple[RunReport, dict]:
+def lint_batch(config, settings: dict, specs: list[str], gate: Gate, batch: BatchOptions,
+               prepare) -> tuple[RunReport, dict]:
     """The run's report, and what it did: ``{"linted": n, "cached": n, "cache": LintCache
-    or None}``."""
+    or None}``. ``prepare()`` gives the (workspace, LintOptions) to lint with; it is only
+    called when some spec is not in the cache, so a run answered from the cache imports
+    neither torch nor a model."""
     from .cache import LintCache, project_root
     from .shard import select_shard
 
-    root = project_root(workspace.config)
-    expanded = expand_specs(specs, workspace.config)
+    root = project_root(config)
+    expanded = expand_specs(specs, config)
     if batch.force_exclude:
-        expanded = _as_found_in_a_folder(expanded, workspace.config, root)
+        expanded = _as_found_in_a_folder(expanded, config, root)
     expanded = select_shard(expanded, batch.shard, root)
-    header = _header(workspace, options)
     cache = None
-    if batch.cache and (header["inputs"] is None or isinstance(header["inputs"], str)):
-        cache = LintCache(root, {k: v for k, v in header.items() if k != "config_source"})
+    if batch.cache and (settings["inputs"] is None or isinstance(settings["inputs"], str)):
+        cache = LintCache(root, settings)
     results: dict[int, SpecResult] = {}
     todo = []
     for index, (spec, from_folder) in enumerate(expanded):
@@ -124,13 +139,18 @@ def lint_batch(workspace, specs: list[str], options: LintOptions, gate: Gate,
             results[index] = found
         else:
             todo.append((index, spec, from_folder))
-    if batch.jobs > 1 and len(todo) > 1:
-        from .parallel import run_parallel
+    if todo:
+        workspace, options = prepare()
+        if batch.jobs > 1 and len(todo) > 1:
+            from .parallel import run_parallel
 
-        results.update(run_parallel(header, todo, batch.jobs, batch.timeout, batch.memory_mb))
-    else:
-        for index, spec, from_folder in todo:
-            results[index] = lint_spec(workspace, spec, from_folder, options)
+            results.update(run_parallel(_header(workspace, options), todo, batch.jobs,
+                                        batch.timeout, batch.memory_mb))
+        else:
+            from .runner import lint_spec
+
+            for index, spec, from_folder in todo:
+                results[index] = lint_spec(workspace, spec, from_folder, options)
     if cache is not None:
         for index, _spec, _ in todo:
             cache.put(results[index])

@@ -86,12 +86,22 @@ def _irviz_stamp() -> str:
     return digest.hexdigest()
 
 
+def _torch_version() -> str:
+    """torch's version, from its metadata: importing torch takes seconds."""
+    from importlib import metadata
+
+    try:
+        return metadata.version("torch")
+    except metadata.PackageNotFoundError:
+        return "unknown"
+
+
 def _spec_file(spec: str) -> str | None:
     """The file a spec names (``FILE.py``, ``FILE.py:NAME``, an archive), or None for a
     spec only an import resolves (``package.module:NAME``): those are not cached."""
-    from ..frontends.loader import _split_spec
+    from .targets import spec_location
 
-    location = _split_spec(spec)[0]
+    location = spec_location(spec)
     return os.path.abspath(location) if os.path.isfile(location) else None
 
 
@@ -100,12 +110,10 @@ class LintCache:
     JSON-able description of everything besides files that changes findings)."""
 
     def __init__(self, root: Path, settings: dict):
-        import torch
-
         self.directory = Path(root) / CACHE_DIR / "lint"
         self._memo: dict = {}
         self._salt = json.dumps({
-            "layout": _LAYOUT, "irviz": _irviz_stamp(), "torch": torch.__version__,
+            "layout": _LAYOUT, "irviz": _irviz_stamp(), "torch": _torch_version(),
             "python": sys.version, "platform": platform.platform(), "cwd": os.getcwd(),
             "settings": settings}, sort_keys=True, default=str)
         #: what happened this run, for ``-v`` and the tests: spec -> "hit" | "miss"

@@ -7,13 +7,10 @@ cannot be loaded is an *error* of the run (exit 2), never a finding.
 """
 from __future__ import annotations
 
-import fnmatch
 import os
 import sys
 import types
-from pathlib import Path
 
-from ..config import Config
 from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
 from .gate import Gate
@@ -24,6 +21,7 @@ from .layers.context import (  # noqa: F401 - re-exported: what other modules im
 from .layers.certainties import TRAINING_OPS  # noqa: F401 - re-exported
 from .run_report import RunReport
 from .spec_result import SpecResult, merge
+from .targets import expand_specs, spec_location  # noqa: F401 - expand_specs re-exported
 
 MODES = ("both", "script", "trace")
 
@@ -47,30 +45,6 @@ def _layers(options: LintOptions) -> tuple[Layer, ...]:
     if options.no_exec:
         return tuple(layer for layer in LAYERS if not layer.runs_model)
     return LAYERS
-
-
-def expand_specs(specs: list, config: Config | None) -> list[tuple[object, bool]]:
-    """Specs with folders expanded to their ``.py`` files: (spec, came from a folder).
-    A model object (not a string) stands for itself."""
-    out = []
-    exclude = config.exclude if config else []
-    for spec in specs:
-        if not isinstance(spec, str):   # a model object (the Python API): itself
-            out.append((spec, False))
-            continue
-        path = Path(spec)
-        if path.is_dir():
-            for file in sorted(path.rglob("*.py")):
-                parts = file.relative_to(path).parts
-                if any(p.startswith(".") or p == "__pycache__" for p in parts):
-                    continue
-                rel = str(file.relative_to(path))
-                if any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(file.name, g) for g in exclude):
-                    continue
-                out.append((str(file), True))
-        else:
-            out.append((spec, False))
-    return out
 
 
 def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecResult:
@@ -137,14 +111,13 @@ def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
     loaded or named by its module's globals; every file (installed libraries too) whose
     lines the captures ran. Files it reads as data are not among them."""
     from ..frontends.eager_run import LineRecorder
-    from ..frontends.loader import _split_spec
     from ..paths import is_installed_library_file
 
     def project_file(path) -> bool:
         return bool(path) and str(path).endswith(".py") and LineRecorder.watches(str(path)) \
             and not is_installed_library_file(path)
 
-    files = {os.path.abspath(_split_spec(spec)[0])}
+    files = {os.path.abspath(spec_location(spec))}
     for name in set(sys.modules) - modules_before:
         path = getattr(sys.modules.get(name), "__file__", None)
         if project_file(path):

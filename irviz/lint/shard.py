@@ -37,9 +37,10 @@ def parse_shard(value: str | None) -> tuple[int, int] | None:
 
 def _stable_key(spec: str, root: Path) -> str:
     """The spec with its path part relative to ``root`` (``/`` separators)."""
-    from ..frontends.loader import _split_spec
+    from .targets import spec_location
 
-    location, attr = _split_spec(spec)
+    location = spec_location(spec)
+    attr = spec[len(location) + 1:] if len(spec) > len(location) else None
     if os.path.exists(location):
         try:
             location = Path(os.path.abspath(location)).relative_to(root.resolve()).as_posix()
