@@ -5,7 +5,7 @@ whole run, side by side in one run.
 The zoo (copied into a temporary project with its own ``pyproject.toml``, so the cache
 and the edit stay out of this checkout):
 
-* every file of ``samples/`` and ``tests/lint_models/`` (one spec each);
+* the folders ``samples/`` and ``tests/lint_models/`` (each file one spec);
 * each model of ``tests/corpus/transformers_models.py`` as its own spec
   (``transformers_models.py:bert()`` ...), listed as ``benchmarks/lint_corpus.py`` does;
 * ``benchmarks/torchvision_lint_models.py``, one spec per factory, when torchvision
@@ -88,8 +88,7 @@ def build_zoo(zoo: Path) -> tuple[list[str], list[str]]:
     for folder in ("samples", "tests/lint_models"):
         shutil.copytree(ROOT / folder, zoo / folder,
                         ignore=shutil.ignore_patterns("__pycache__", "*.pt"))
-    specs = [p.relative_to(zoo).as_posix() for folder in ("samples", "tests/lint_models")
-             for p in sorted((zoo / folder).rglob("*.py"))]
+    specs = ["samples", "tests/lint_models"]   # each file one spec (folders expand)
     (zoo / "tests/corpus").mkdir(parents=True)
     shutil.copy(ROOT / TRANSFORMERS, zoo / TRANSFORMERS)
     specs += [f"{TRANSFORMERS}:{name}" for name in factories(ROOT / TRANSFORMERS)]
@@ -133,6 +132,14 @@ def median_time(argv: list[str], n: int = 5) -> float:
     return statistics.median(times)
 
 
+def first_difference(a: str, b: str) -> str:
+    """Where two outputs part (printed, for a DIFFERS row)."""
+    for i, (x, y) in enumerate(zip(a.splitlines(), b.splitlines())):
+        if x != y:
+            return f"line {i + 1}: {x.strip()[:160]} | {y.strip()[:160]}"
+    return f"lengths {len(a)} and {len(b)}"
+
+
 def findings(output: str) -> list[str]:
     return sorted(json.dumps(f, sort_keys=True) for f in json.loads(output))
 
@@ -153,7 +160,7 @@ def main() -> None:
 
         serial = lint(zoo, specs, "--no-cache", "--jobs", "1")
         models = serial["models"].group(1) if serial["models"] else "?"
-        rows.append((f"cold, `--jobs 1 --no-cache` ({len(specs)} specs, {models} models)",
+        rows.append((f"cold, `--jobs 1 --no-cache` ({serial['linted']} specs, {models} models)",
                      f"{serial['seconds']:.1f} s", f"{serial['linted']} linted"))
         subprocess.run([sys.executable, "-m", "irviz", "clean"], cwd=zoo, env=env(),
                        capture_output=True)
@@ -184,11 +191,25 @@ def main() -> None:
         parts = [p.communicate()[0] for p in shards]
         shard_seconds = time.perf_counter() - started
         union = sorted(f for part in parts for f in findings(part))
+        whole = findings(serial["output"])
+        places = {(f["code"], f["path"], f["line"]) for part in parts for f in json.loads(part)}
+        same_places = places == {(f["code"], f["path"], f["line"])
+                                 for f in json.loads(serial["output"])}
         rows.append(("`--shard 1/2` and `--shard 2/2` (`--no-cache`, both at once)",
                      f"{shard_seconds:.1f} s",
-                     f"{len(union)} findings; union "
-                     + ("== the whole run's" if union == findings(serial["output"])
-                        else "DIFFERS from the whole run's")))
+                     f"{len(union)} findings; concatenated: "
+                     + ("== the whole run's" if union == whole else
+                        f"the whole run has {len(whole)}; same (code, path, line) set: "
+                        + ("yes" if same_places else "NO"))))
+        for name, other in (("--jobs 2", parallel["output"]), ("warm", warm[0]["output"]),
+                            ("edited", after_edit["output"])):
+            if other != serial["output"]:
+                notes.append(f"{name} differs from the serial run at "
+                             + first_difference(serial["output"], other))
+        if union != whole:
+            only = sorted(set(union) ^ set(whole))[:3]
+            notes.append(f"shards vs whole: {len(union)} vs {len(whole)} findings; e.g. "
+                         + "; ".join(o[:200] for o in only))
     load_after = loadavg()
     command = "python benchmarks/lint_zoo.py --markdown"
     table = ["| step | wall time | |", "| --- | --- | --- |"]
