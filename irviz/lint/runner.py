@@ -7,9 +7,11 @@ cannot be loaded is an *error* of the run (exit 2), never a finding.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import types
+from typing import Iterator
 
 from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
@@ -53,8 +55,12 @@ def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecR
     :func:`dependency_files`; none for a model object, which is never cached)."""
     named = isinstance(spec, str)
     result = SpecResult(spec if named else type(spec).__name__)
-    if named:
-        _seed_random()
+    with _seeded() if named else contextlib.nullcontext():
+        return _lint_spec(workspace, spec, named, from_folder, options, result)
+
+
+def _lint_spec(workspace, spec, named: bool, from_folder: bool, options: LintOptions,
+               result: SpecResult) -> SpecResult:
     before = set(sys.modules)
     try:
         if named:
@@ -89,19 +95,29 @@ def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecR
     return result
 
 
-def _seed_random() -> None:
-    """The same random state before every spec: random weights and example inputs
-    (``torch.rand``) then do not depend on which specs ran before in this process, so
-    a ``--jobs`` worker, a cached result and a serial run agree on every number."""
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """The same random state for every spec: random weights and example inputs
+    (``torch.rand``) then do not depend on which specs ran before in this process, so a
+    ``--jobs`` worker, a cached result and a serial run agree on every number. The
+    caller's own random state (a notebook's) is put back afterwards."""
     import random
 
     import torch
 
-    random.seed(0)
-    torch.manual_seed(0)
     numpy = sys.modules.get("numpy")
-    if numpy is not None:
-        numpy.random.seed(0)
+    saved = random.getstate(), numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=[]):
+        random.seed(0)
+        torch.manual_seed(0)
+        if numpy is not None:
+            numpy.random.seed(0)
+        try:
+            yield
+        finally:
+            random.setstate(saved[0])
+            if numpy is not None and saved[1] is not None:
+                numpy.random.set_state(saved[1])
 
 
 def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
