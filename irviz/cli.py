@@ -93,14 +93,39 @@ def _finish(code: int) -> None:
     sys.exit(code)
 
 
-def _run(module: str, request_type: str, debug: bool, model_inputs=None, **fields) -> None:
-    """Build the request, make the workspace, run the command, exit with its code."""
+class _LazyWorkspace:
+    """The run's Workspace, made when the command first calls this (``config`` is there
+    at once): a lint answered from the cache never imports torch."""
+
+    def __init__(self, inputs):
+        ctx = click.get_current_context()
+        error = ctx.meta.get("irviz.config_error")
+        if error is not None:
+            raise error
+        from .config import Config
+
+        self.config = ctx.meta.get("irviz.config") or Config()
+        self.inputs = inputs
+        self._made = None
+
+    def __call__(self):
+        if self._made is None:
+            from .workspace import Workspace
+
+            self._made = Workspace(inputs=self.inputs, config=self.config)
+        return self._made
+
+
+def _run(module: str, request_type: str, debug: bool, model_inputs=None, lazy=False,
+         **fields) -> None:
+    """Build the request, make the workspace (``lazy``: when the command asks for it), run
+    the command, exit with its code."""
     import importlib
 
     command = importlib.import_module(f".commands.{module}", __package__)
     request = getattr(command, request_type)(debug=debug, **fields)
     try:
-        workspace = _workspace(model_inputs)
+        workspace = _LazyWorkspace(model_inputs) if lazy else _workspace(model_inputs)
     except Exception as exc:  # noqa: BLE001 - a bad config is a user error
         _finish(fail(exc, debug))
     _finish(command.run(request, workspace))
@@ -282,6 +307,23 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
                    "to find counterexamples (0: none, every finding stays unverified). "
                    "[default: `verify` in [tool.irviz], else 16]")
 @click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
+@click.option("-j", "--jobs", default="1", show_default=True, metavar="N",
+              callback=lambda _c, _p, v: _jobs(v),
+              help="Lint targets in N worker processes (0 or auto: one per CPU); the "
+                   "output is the same as with one. --timeout and --memory-limit apply to "
+                   "each target in a worker.")
+@click.option("--no-cache", is_flag=True, envvar="IRVIZ_NO_CACHE",
+              help="Neither read nor write the result cache (.irviz_cache in the project "
+                   "root; `irviz clean` removes it). Also: IRVIZ_NO_CACHE=1.")
+@click.option("--shard", metavar="K/N", callback=lambda _c, _p, v: _shard(v),
+              help="Lint only part K of N (1-based) of the targets, split by their paths "
+                   "relative to the project root; the N parts add up to the whole run "
+                   "(CI matrices).")
+@click.option("--force-exclude", is_flag=True,
+              help="Treat files named on the command line like files found in a folder: "
+                   "`exclude` in [tool.irviz] applies to them, and one that defines no "
+                   "models is a note, not an error (for pre-commit, which passes every "
+                   "staged .py file).")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print how long each stage took (the verification included).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
@@ -289,8 +331,9 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @_config_option
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
-         dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, verbose, quiet,
-         debug, config_path, isolate, timeout, memory_limit):
+         dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, jobs, no_cache,
+         shard, force_exclude, verbose, quiet, debug, config_path, isolate, timeout,
+         memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
@@ -299,15 +342,67 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
     warning only with proof: a counterexample input on which the trace and the Python
     model differ, or a certainty no input changes; the rest is info (shown with
     --show-info). Exit code: 0 clean (info findings never count), 1 errors or warnings,
-    2 could not run.
+    2 could not run. Results are cached in .irviz_cache (see --no-cache).
     """
-    _run_isolated_if_asked(isolate, timeout, memory_limit)
-    _run("lint", "LintRequest", debug, inputs, targets=tuple(targets), select=_codes(select),
+    if jobs == 1:   # with --jobs N every target runs in an isolated worker already
+        _run_isolated_if_asked(isolate, timeout, memory_limit)
+    _run("lint", "LintRequest", debug, inputs, lazy=True, targets=tuple(targets),
+         select=_codes(select),
          ignore=_codes(ignore), extend_select=_codes(extend_select), fmt=fmt or "text",
          output=output, exit_zero=exit_zero, mode=mode, dynamic_dims=list(dynamic_dims),
          no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed),
          show_info=bool(show_info), verify=verify, no_hints=no_hints, verbose=verbose,
-         quiet=quiet, strict=strict)
+         quiet=quiet, strict=strict, jobs=jobs, cache=not no_cache, shard=_parsed_shard(shard),
+         timeout=timeout, memory_limit=memory_limit, force_exclude=force_exclude)
+
+
+def _parsed_shard(value: str | None):
+    from .lint.shard import parse_shard
+
+    return parse_shard(value)
+
+
+def _jobs(value: str) -> int:
+    """``--jobs``: a count, 0 or ``auto`` for one per CPU."""
+    text = str(value).strip().lower()
+    if text == "auto" or text == "0":
+        from .lint.batch import cpu_count
+
+        return cpu_count()
+    if not text.isdigit():
+        raise click.BadParameter(f"{value!r} is not a number of processes (N >= 0, or auto)",
+                                 param_hint="'--jobs'")
+    return int(text)
+
+
+def _shard(value: str | None) -> str | None:
+    """``--shard K/N``, checked before anything is imported."""
+    from .lint.shard import parse_shard
+
+    try:
+        parse_shard(value)
+        return value
+    except IrvizError as exc:
+        raise click.BadParameter(f"{exc.message}; {exc.hint}", param_hint="'--shard'")
+
+
+@main.command()
+@click.option("--config", "config_path", type=click.Path(dir_okay=False), default=None,
+              help="pyproject.toml whose directory holds the cache (default: found upwards "
+                   "from the current directory).")
+def clean(config_path):
+    """Remove the lint result cache (.irviz_cache in the project root)."""
+    from .config import load_config
+    from .lint.cache import CACHE_DIR, clean as remove, project_root
+
+    try:
+        config = load_config(path=Path(config_path)) if config_path else load_config(Path.cwd())
+        root = project_root(config)
+        removed = remove(root)
+    except (IrvizError, OSError) as exc:
+        _finish(fail(exc, False))
+    shown = root / CACHE_DIR
+    click.echo(f"removed {shown}" if removed else f"no cache at {shown}", err=True)
 
 
 @main.command("rule")

@@ -7,17 +7,20 @@ inside ``site-packages/torch``, whatever a string prefix says).
 """
 from __future__ import annotations
 
+import importlib.util
 import os
 import sysconfig
 from pathlib import Path
 
-import torch
-
 __all__ = ["TORCH_DIR", "IRVIZ_DIR", "STDLIB_DIRS", "display_path", "is_torch_file", "is_stdlib_file",
            "is_installed_library_file", "torch_relative", "is_inside"]
 
-#: the directory of the installed ``torch`` package
-TORCH_DIR = os.path.dirname(os.path.abspath(torch.__file__))
+#: the directory of the installed ``torch`` package (found without importing torch, so
+#: what only needs paths, a cached ``irviz lint`` among them, starts fast)
+_TORCH_SPEC = importlib.util.find_spec("torch")
+TORCH_DIR = (os.path.dirname(os.path.abspath(_TORCH_SPEC.origin))
+             if _TORCH_SPEC is not None and _TORCH_SPEC.origin
+             else os.path.join(sysconfig.get_paths()["purelib"], "torch"))  # not installed
 #: irviz's own package directory (its frames are never a model's code)
 IRVIZ_DIR = os.path.dirname(os.path.abspath(__file__))
 #: Python's standard library (``ast.py`` runs torch's own checks while it scripts). In a

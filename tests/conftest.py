@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import importlib.util
+import os
 import shutil
 import sys
 import warnings
@@ -11,6 +12,8 @@ import pytest
 import torch
 
 warnings.filterwarnings("ignore", message="Failed to initialize NumPy")
+# every test lints afresh (the lint cache's own tests, test_lint_scale.py, turn it on)
+os.environ.setdefault("IRVIZ_NO_CACHE", "1")
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLES = ROOT / "samples"

@@ -5,7 +5,6 @@ import sys
 from dataclasses import dataclass, field
 
 from ..exits import fail, out_of_memory
-from ..workspace import Workspace
 from .common import Console, model_output_to_stderr, start
 
 
@@ -32,41 +31,76 @@ class LintRequest:
     no_hints: bool = False
     quiet: bool = False
     debug: bool = False
+    #: worker processes (1: lint here, one target after another)
+    jobs: int = 1
+    #: read and write ``.irviz_cache`` (``--no-cache``: False)
+    cache: bool = True
+    #: ``--shard K/N`` as (K, N)
+    shard: tuple[int, int] | None = None
+    #: per target in a ``--jobs`` worker: ``--timeout`` seconds, ``--memory-limit`` MB
+    timeout: float = 300.0
+    memory_limit: int = 4096
+    #: files given by name obey ``exclude`` and may define no models (pre-commit)
+    force_exclude: bool = False
 
 
-def run(request: LintRequest, workspace: Workspace) -> int:
+def run(request: LintRequest, workspace) -> int:
     """Lint, print the findings (stdout or ``-o``) and the summary (stderr); the exit
-    code comes from the :class:`~irviz.lint.run_report.RunReport`."""
+    code comes from the :class:`~irviz.lint.run_report.RunReport`.
+
+    ``workspace`` is a Workspace, or a callable that makes one (with its ``config``
+    known before): then a run whose every result is in the cache never makes it, and
+    never imports torch."""
     console = Console(request.quiet)
+    make_workspace = workspace if callable(workspace) else (lambda: workspace)
+    made: list = []
     try:
-        start()
         from .. import __version__ as version
         from ..files import write_atomic
+        from ..lint.batch import BatchOptions, lint_batch, settings_of
         from ..lint.gate import Gate
         from ..lint.registry import REGISTRY
-        from ..lint.runner import LintOptions, lint
         from ..output import check_output_file
-        from ..perf import freeze_loaded_objects
         from ..report.formatters import FORMATTERS
 
         check_output_file(request.output)
-        workspace.set_export_options(
-            request.mode, request.strict,
-            tuple(request.dynamic_dims) if request.mode == "export" else (), console.say)
-        gate = Gate.from_config(workspace.config, request.select, request.ignore,
+        config = workspace.config
+        batch = BatchOptions(jobs=request.jobs, cache=request.cache,
+                             shard=request.shard,
+                             timeout=request.timeout, memory_mb=request.memory_limit,
+                             force_exclude=request.force_exclude)
+        gate = Gate.from_config(config, request.select, request.ignore,
                                 request.extend_select)
-        options = LintOptions(mode=request.mode, dynamic_dims=list(request.dynamic_dims),
-                              no_exec=request.no_exec,
-                              show_unconfirmed=request.show_unconfirmed,
-                              verify=request.verify if request.verify is not None
-                              else LintOptions.verify)
-        if request.verbose:
-            from ..progress import Stages
+        fields = {"mode": request.mode, "dynamic_dims": list(request.dynamic_dims),
+                  "no_exec": request.no_exec, "show_unconfirmed": request.show_unconfirmed,
+                  "verify": request.verify}
+        export = {"strict": request.strict, "dynamic_dims": list(request.dynamic_dims)
+                  if request.mode == "export" else []}
+        if request.mode != "export" and request.strict:
+            console.say("note: --strict only apply with --mode export")
 
-            workspace.stages = Stages()
-        freeze_loaded_objects()   # torch's own objects: the bulk of what a full collection scans
+        def prepare():
+            """Torch, the workspace and the lint options: only when something is linted."""
+            start()
+            from ..lint.runner import LintOptions
+            from ..perf import freeze_loaded_objects
+
+            ws = make_workspace()
+            made.append(ws)
+            ws.set_export_options(request.mode, request.strict,
+                                  tuple(export["dynamic_dims"]))
+            if request.verbose:
+                from ..progress import Stages
+
+                ws.stages = Stages()
+            options = LintOptions(**{k: v for k, v in fields.items() if v is not None})
+            freeze_loaded_objects()  # torch's own objects: the bulk of a full collection
+            return ws, options
+
         with model_output_to_stderr():
-            report = lint(workspace, list(request.targets), options, gate)
+            report, done = lint_batch(config, settings_of(config, getattr(
+                workspace, "inputs", None), fields, export), list(request.targets), gate,
+                batch, prepare)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     for _, error in report.errors:
@@ -79,7 +113,14 @@ def run(request: LintRequest, workspace: Workspace) -> int:
     if request.verbose:
         for line in report.verified:
             Console.always(f"verify {line}")
-        Console.always(f"lint: {workspace.stages.summary()}")
+        if made:
+            Console.always(f"lint: {made[0].stages.summary()}")
+        cache = done["cache"]
+        Console.always(f"lint: {done['linted']} linted, {done['cached']} from the cache"
+                       + ("" if cache is not None else " (cache off)")
+                       + (f" ({request.jobs} jobs)" if request.jobs > 1 else ""))
+    if done["cache"] is not None and done["cache"].write_failed:
+        console.say(f"note: the lint cache was not written ({done['cache'].write_failed})")
     formatter = FORMATTERS[request.fmt]
     if request.fmt == "text":
         shown = [d for d in report.diagnostics if request.show_info or d.severity != "info"]

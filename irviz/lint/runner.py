@@ -7,13 +7,14 @@ cannot be loaded is an *error* of the run (exit 2), never a finding.
 """
 from __future__ import annotations
 
-import fnmatch
-from pathlib import Path
+import contextlib
+import os
+import sys
+import types
+from typing import Iterator
 
-from ..config import Config
 from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
-from .diagnostic import Diagnostic
 from .gate import Gate
 from .layers import EXPORT_LAYERS, LAYERS, Layer
 from .layers.context import (  # noqa: F401 - re-exported: what other modules import from here
@@ -21,6 +22,8 @@ from .layers.context import (  # noqa: F401 - re-exported: what other modules im
     _forward_location)
 from .layers.certainties import TRAINING_OPS  # noqa: F401 - re-exported
 from .run_report import RunReport
+from .spec_result import SpecResult, merge
+from .targets import expand_specs, spec_location  # noqa: F401 - expand_specs re-exported
 
 MODES = ("both", "script", "trace")
 
@@ -46,62 +49,113 @@ def _layers(options: LintOptions) -> tuple[Layer, ...]:
     return LAYERS
 
 
-def expand_specs(specs: list, config: Config | None) -> list[tuple[object, bool]]:
-    """Specs with folders expanded to their ``.py`` files: (spec, came from a folder).
-    A model object (not a string) stands for itself."""
-    out = []
-    exclude = config.exclude if config else []
-    for spec in specs:
-        if not isinstance(spec, str):   # a model object (the Python API): itself
-            out.append((spec, False))
-            continue
-        path = Path(spec)
-        if path.is_dir():
-            for file in sorted(path.rglob("*.py")):
-                parts = file.relative_to(path).parts
-                if any(p.startswith(".") or p == "__pycache__" for p in parts):
-                    continue
-                rel = str(file.relative_to(path))
-                if any(fnmatch.fnmatch(rel, g) or fnmatch.fnmatch(file.name, g) for g in exclude):
-                    continue
-                out.append((str(file), True))
+def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecResult:
+    """Every finding (before the gate) of the models one expanded spec names (a string,
+    or from Python a model object), and the Python files they depend on (see
+    :func:`dependency_files`; none for a model object, which is never cached)."""
+    named = isinstance(spec, str)
+    result = SpecResult(spec if named else type(spec).__name__)
+    with _seeded() if named else contextlib.nullcontext():
+        return _lint_spec(workspace, spec, named, from_folder, options, result)
+
+
+def _lint_spec(workspace, spec, named: bool, from_folder: bool, options: LintOptions,
+               result: SpecResult) -> SpecResult:
+    before = set(sys.modules)
+    try:
+        if named:
+            loaded = workspace.load(spec)
+            targets = loaded.targets
+            for name, reason in loaded.skipped:
+                result.notes.append(f"{spec}: skipped {name}: {reason}")
         else:
-            out.append((spec, False))
-    return out
+            targets = workspace.targets(spec)
+    except ModelLoadError as exc:
+        if from_folder and "defines no models" in exc.message:
+            result.notes.append(f"{spec}: no models")
+            result.files = dependency_files(spec, before, [])
+            return result
+        result.errors.append((result.spec, exc))
+        return result
+    runs = []
+    for target in targets:
+        try:
+            run = workspace.lint(target, options)
+        except IrvizError as exc:
+            result.errors.append((target.spec, exc))
+            continue
+        runs.append(run)
+        result.models += 1
+        result.notes.extend(run.notes)
+        if run.verification is not None:
+            result.verified.append(f"{target.spec}: {run.verification.describe()}")
+        result.found.extend(run.found)
+    if named:
+        result.files = dependency_files(spec, before, runs, targets)
+    return result
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """The same random state for every spec: random weights and example inputs
+    (``torch.rand``) then do not depend on which specs ran before in this process, so a
+    ``--jobs`` worker, a cached result and a serial run agree on every number. The
+    caller's own random state (a notebook's) is put back afterwards."""
+    import random
+
+    import torch
+
+    numpy = sys.modules.get("numpy")
+    saved = random.getstate(), numpy.random.get_state() if numpy is not None else None
+    with torch.random.fork_rng(devices=[]):
+        random.seed(0)
+        torch.manual_seed(0)
+        if numpy is not None:
+            numpy.random.seed(0)
+        try:
+            yield
+        finally:
+            random.setstate(saved[0])
+            if numpy is not None and saved[1] is not None:
+                numpy.random.set_state(saved[1])
+
+
+def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
+                     targets=()) -> list[str]:
+    """The Python files a spec's findings depend on: its own file; the project files
+    (not torch's, the standard library's or an installed library's) imported while it
+    loaded or named by its module's globals; every file (installed libraries too) whose
+    lines the captures ran. Files it reads as data are not among them."""
+    from ..frontends.eager_run import LineRecorder
+    from ..paths import is_installed_library_file
+
+    def project_file(path) -> bool:
+        return bool(path) and str(path).endswith(".py") and LineRecorder.watches(str(path)) \
+            and not is_installed_library_file(path)
+
+    files = {os.path.abspath(spec_location(spec))}
+    for name in set(sys.modules) - modules_before:
+        path = getattr(sys.modules.get(name), "__file__", None)
+        if project_file(path):
+            files.add(os.path.abspath(path))
+    for target in targets:
+        module = getattr(target, "user_module", None)
+        for value in vars(module).values() if module is not None else ():
+            owner = value if isinstance(value, types.ModuleType) else \
+                sys.modules.get(getattr(value, "__module__", None) or "")
+            path = getattr(owner, "__file__", None)
+            if project_file(path):
+                files.add(os.path.abspath(path))
+    for run in runs:
+        for cap in (run.script, run.trace):
+            for filename, _line in (cap.executed_lines if cap is not None else None) or ():
+                if filename.endswith(".py"):
+                    files.add(os.path.abspath(filename))
+    return sorted(files)
 
 
 def lint(workspace, specs: list, options: LintOptions, gate: Gate) -> RunReport:
     """Lint every model the specs name (folders: their ``.py`` files, minus the config's
     ``exclude``; from Python also model objects) and pass the findings through ``gate``."""
-    report = RunReport()
-    found: list[Diagnostic] = []
-    for spec, from_folder in expand_specs(specs, workspace.config):
-        try:
-            if isinstance(spec, str):
-                loaded = workspace.load(spec)
-                targets = loaded.targets
-                for name, reason in loaded.skipped:
-                    report.notes.append(f"{spec}: skipped {name}: {reason}")
-            else:
-                targets = workspace.targets(spec)
-        except ModelLoadError as exc:
-            if from_folder and "defines no models" in exc.message:
-                report.notes.append(f"{spec}: no models")
-                continue
-            report.errors.append((spec if isinstance(spec, str) else type(spec).__name__,
-                                  exc))
-            continue
-        for target in targets:
-            try:
-                run = workspace.lint(target, options)
-            except IrvizError as exc:
-                report.errors.append((target.spec, exc))
-                continue
-            report.models += 1
-            report.notes.extend(run.notes)
-            if run.verification is not None:
-                report.verified.append(f"{target.spec}: {run.verification.describe()}")
-            found.extend(run.found)
-    passed = gate.apply(found)
-    report.diagnostics, report.suppressed = passed.kept, passed.suppressed
-    return report
+    return merge([lint_spec(workspace, spec, from_folder, options)
+                  for spec, from_folder in expand_specs(specs, workspace.config)], gate)

@@ -205,8 +205,16 @@ def _code_at(location: tuple) -> str:
     return re.sub(r"\s+#.*$", "", text)
 
 
+#: `` at 0x7f25331dda80`` in a Python repr torch quotes (``<function f at 0x...>``)
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
 def _first_line(text: str, width: int = 120) -> str:
+    """The first line of an error for a finding's message, without memory addresses: they
+    change from one process to the next, and a finding must read the same in every run
+    (``--jobs`` workers, the cache)."""
     line = text.strip().splitlines()[0] if text.strip() else ""
+    line = _ADDRESS.sub("", line)
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
