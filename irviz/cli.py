@@ -324,6 +324,10 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
                    "`exclude` in [tool.irviz] applies to them, and one that defines no "
                    "models is a note, not an error (for pre-commit, which passes every "
                    "staged .py file).")
+@click.option("--merge", is_flag=True,
+              help="The TARGETs are `--format json` outputs of earlier runs (e.g. the "
+                   "--shard runs of a CI matrix): merge their findings as one run's (one "
+                   "per code and line) and write them in --format.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print how long each stage took (the verification included).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
@@ -332,7 +336,7 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
          dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, jobs, no_cache,
-         shard, force_exclude, verbose, quiet, debug, config_path, isolate, timeout,
+         shard, force_exclude, merge, verbose, quiet, debug, config_path, isolate, timeout,
          memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
@@ -353,7 +357,8 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
          no_exec=no_exec, show_unconfirmed=bool(show_unconfirmed),
          show_info=bool(show_info), verify=verify, no_hints=no_hints, verbose=verbose,
          quiet=quiet, strict=strict, jobs=jobs, cache=not no_cache, shard=_parsed_shard(shard),
-         timeout=timeout, memory_limit=memory_limit, force_exclude=force_exclude)
+         timeout=timeout, memory_limit=memory_limit, force_exclude=force_exclude,
+         merge=merge)
 
 
 def _parsed_shard(value: str | None):

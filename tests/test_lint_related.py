@@ -344,3 +344,61 @@ def test_transformers_classifier_findings_in_bert_name_its_call():
     call = line_of(corpus, "out = self.encoder(input_ids=input_ids")
     for finding in inside:
         assert finding["related"] == called_from(call, path="tests/corpus/transformers_models.py")
+
+
+ONE_USER = '''
+import torch
+
+from extlib import Encoder
+
+
+class User{n}(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.encoder = Encoder()
+
+    def forward(self, x):
+        return self.encoder(x) + {n}  # the call
+
+
+example_inputs = {{"User{n}": lambda: (torch.rand(2, 4),)}}
+'''
+
+
+def test_shard_runs_merged_are_the_full_run(tmp_path):
+    """Two model files reach one library line: a full run keeps one finding with both
+    calls; each --shard run has its own, with one call; --merge of the shards' JSON gives
+    the full run's records exactly (and SARIF from them)."""
+    _write(tmp_path, "extlib/__init__.py", LIBRARY)
+    for n in (1, 2):
+        _write(tmp_path, f"user{n}.py", ONE_USER.format(n=n))
+    sys.modules.pop("extlib", None)
+    try:
+        targets = ["user1.py", "user2.py", "--select", "IRV101", "--no-cache"]
+        full = lint_json(*targets, cwd=tmp_path)
+        shards = []
+        for k in (1, 2):
+            out = tmp_path / f"shard{k}.json"
+            result = invoke("lint", *targets, "--shard", f"{k}/2", "--format", "json",
+                            "-o", out, cwd=tmp_path)
+            assert result.exit_code in (0, 1), result.stderr
+            shards.append(out)
+    finally:
+        sys.modules.pop("extlib", None)
+    shared = [f for f in full if f["path"] == "extlib/__init__.py"]
+    assert len(shared) == 1 and len(shared[0]["related"]) == 2
+    parts = [json.loads(p.read_text()) for p in shards]
+    assert sum(f["path"] == "extlib/__init__.py" for part in parts for f in part) == 2
+    merged = invoke("lint", "--merge", *shards, "--format", "json", cwd=tmp_path)
+    assert merged.exit_code == (1 if any(f["severity"] != "info" for f in full) else 0)
+    assert json.loads(merged.stdout) == full
+    sarif = invoke("lint", "--merge", *shards, "--format", "sarif", cwd=tmp_path)
+    assert len(json.loads(sarif.stdout)["runs"][0]["results"]) == len(full)
+
+
+def test_merge_names_a_file_that_is_not_lint_output(tmp_path):
+    bad = tmp_path / "notes.json"
+    bad.write_text('{"a": 1}')
+    result = invoke("lint", "--merge", bad, cwd=tmp_path)
+    assert result.exit_code == 2 and "notes.json" in result.stderr
+    assert "Traceback" not in result.stderr

@@ -42,6 +42,8 @@ class LintRequest:
     memory_limit: int = 4096
     #: files given by name obey ``exclude`` and may define no models (pre-commit)
     force_exclude: bool = False
+    #: the targets are ``--format json`` outputs of earlier runs (``--shard``): merge them
+    merge: bool = False
 
 
 def run(request: LintRequest, workspace) -> int:
@@ -52,6 +54,8 @@ def run(request: LintRequest, workspace) -> int:
     known before): then a run whose every result is in the cache never makes it, and
     never imports torch."""
     console = Console(request.quiet)
+    if request.merge:
+        return _merge(request, console)
     make_workspace = workspace if callable(workspace) else (lambda: workspace)
     made: list = []
     try:
@@ -138,3 +142,57 @@ def run(request: LintRequest, workspace) -> int:
         return fail(exc, request.debug)
     console.say(report.summary(info_shown=request.show_info or request.fmt != "text"))
     return report.exit_code(request.exit_zero)
+
+
+def _merge(request: LintRequest, console: Console) -> int:
+    """``--merge``: the findings of earlier ``--format json`` runs (the ``--shard`` runs of
+    a CI matrix) as one run's - one per code and line, as the gate keeps them - written in
+    ``--format``; the exit code is the merged findings'."""
+    import json
+    from pathlib import Path
+
+    from .. import __version__ as version
+    from ..errors import UsageError
+    from ..lint.run_report import CLEAN, FINDINGS
+    from ..files import write_atomic
+    from ..lint.diagnostic import Diagnostic
+    from ..lint.gate import one_per_line
+    from ..lint.registry import REGISTRY
+    from ..report.formatters import FORMATTERS
+
+    try:
+        found = []
+        for name in request.targets:
+            path = Path(name)
+            try:
+                items = json.loads(path.read_text(encoding="utf-8"))
+                if not isinstance(items, list):
+                    raise ValueError("not a list of findings")
+                found += [Diagnostic(**item) for item in items]
+            except FileNotFoundError:
+                raise UsageError(f"--merge: {name}: no such file",
+                                 hint="give the JSON files that `irviz lint --format json "
+                                      "-o FILE` wrote") from None
+            except (ValueError, TypeError) as exc:
+                raise UsageError(f"--merge: {name} is not irviz lint's JSON output ({exc})",
+                                 hint="merge the files `irviz lint --format json` wrote") \
+                    from None
+        merged = one_per_line(found)
+        formatter = FORMATTERS[request.fmt]
+        if request.fmt == "text":
+            text = formatter([d for d in merged if request.show_info or d.severity != "info"],
+                             show_hints=not request.no_hints)
+        else:
+            used = sorted({d.code for d in merged if d.code in REGISTRY})
+            text = formatter(merged, rules=[REGISTRY.get(c) for c in used],
+                             tool_version=version)
+        if request.output and request.output != "-":
+            write_atomic(request.output, text.encode("utf-8"))
+        else:
+            sys.stdout.write(text)
+    except Exception as exc:  # noqa: BLE001
+        return fail(exc, request.debug)
+    console.say(f"merged {len(found)} findings of {len(request.targets)} runs into "
+                f"{len(merged)}")
+    proven = any(d.severity != "info" for d in merged)
+    return FINDINGS if proven and not request.exit_zero else CLEAN

@@ -18,11 +18,11 @@ everywhere. In order:
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..config import Config, per_file_ignored
-from .diagnostic import VERDICTS, Diagnostic, Evidence
+from .diagnostic import VERDICTS, Diagnostic
 from .registry import REGISTRY
 from .rules.tracing import (LenOfTensor, LoopUnrolledOnShape, MetadataBranchBaked,
                             ResizeInTrace, ShapeSpecializedTrace, TensorIteration,
@@ -79,13 +79,6 @@ def severity_of(d: Diagnostic) -> str:
     return "info"
 
 
-def _stronger(a: Evidence | None, b: Evidence | None) -> Evidence | None:
-    """The evidence that settles more (a counterexample beats a held finding)."""
-    if a is None or b is None:
-        return a or b
-    return a if VERDICTS.index(a.verdict) <= VERDICTS.index(b.verdict) else b
-
-
 @dataclass(frozen=True)
 class Gate:
     """Selection, per-file ignores, noqa and de-duplication for one run."""
@@ -116,16 +109,28 @@ class Gate:
         kept = [d for d in kept
                 if not any(d.code.startswith(p) for p in per_file_ignored(self.config, d.path))]
         kept, suppressed = filter_suppressed(kept)
-        unique: dict[tuple, Diagnostic] = {}
-        for d in kept:
-            key = (d.code, d.path, d.line)
-            first = unique.setdefault(key, d)
-            if first is d:
-                continue
-            if d.related:  # each model's call site into a shared line
-                first = unique[key] = first.with_related(*d.related)
-            best = _stronger(first.evidence, d.evidence)
-            if best is not first.evidence:  # another model of the file proved it
-                unique[key] = first.with_evidence(best)
-        judged = [d.with_evidence(d.evidence, severity_of(d)) for d in unique.values()]
-        return Passed(sorted(judged, key=lambda d: d.sort_key()), suppressed)
+        return Passed(one_per_line(kept), suppressed)
+
+
+def one_per_line(diagnostics: Iterable[Diagnostic]) -> list[Diagnostic]:
+    """One finding per code and line, whichever models reached it and in whatever order:
+    the finding with the strongest evidence (ties: the first model by name), the related
+    call sites of all of them (sorted), the severity its evidence gives. So the ``--shard``
+    runs of a zoo, merged with ``--merge``, give the very records of one full run."""
+    groups: dict[tuple, list[Diagnostic]] = {}
+    for d in diagnostics:
+        groups.setdefault((d.code, d.path, d.line), []).append(d)
+    judged = []
+    for group in groups.values():
+        best = min(group, key=_rank)
+        related = sorted({r for d in group for r in d.related})
+        best = replace(best, related=tuple(related))
+        judged.append(best.with_evidence(best.evidence, severity_of(best)))
+    return sorted(judged, key=lambda d: d.sort_key())
+
+
+def _rank(d: Diagnostic) -> tuple:
+    """Stronger evidence first (a counterexample beats a held finding), then by model."""
+    verdict = VERDICTS.index(d.evidence.verdict) if d.evidence is not None else len(VERDICTS)
+    return (verdict, d.target or "", d.evidence.summary if d.evidence is not None else "",
+            d.message)
