@@ -11,10 +11,10 @@ DEMO := build/demo
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -qq --upgrade pip
 	# the CPU build of torch; a bare `torch` would pull a multi-GB CUDA build
-	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -e '.[test]'
+	$(PY) -m pip install -qq torch==2.13.0
+	$(PY) -m pip install -qq -e '.[test]'
 	touch $@
 
 # Debian's Graphviz when we are root and apt works; otherwise irviz falls back to
