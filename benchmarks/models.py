@@ -791,6 +791,40 @@ def stacked(n: int = 10) -> nn.Module:
     return Stacked(int(n)).eval()
 
 
+# -- the 100k-IR-node scaling benchmark's model (issue 32) ------------------------------
+
+class MLPBlock(nn.Module):
+    """A pre-norm transformer MLP with its residual: ``x + fc2(gelu(fc1(ln(x))))``."""
+
+    def __init__(self, width: int, hidden: int):
+        super().__init__()
+        self.ln = nn.LayerNorm(width)
+        self.fc1 = nn.Linear(width, hidden)
+        self.fc2 = nn.Linear(hidden, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.fc2(F.gelu(self.fc1(self.ln(x))))
+
+
+class MLPStack(nn.Module):
+    def __init__(self, n: int, width: int = 8, hidden: int = 16):
+        super().__init__()
+        # a ModuleList: each block is a user module of its own (see Stacked)
+        self.blocks = nn.ModuleList([MLPBlock(width, hidden) for _ in range(n)])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for block in self.blocks:
+            x = block(x)
+        return x
+
+
+def mlp_stack(n: int = 10) -> nn.Module:
+    """``n`` LayerNorm-MLP residual blocks, traced: 19 IR nodes a block (525 blocks ~ 10k
+    nodes, 5,300 ~ 100k)."""
+    torch.manual_seed(0)
+    return MLPStack(int(n)).eval()
+
+
 def token_ids() -> tuple:
     return (torch.randint(0, 1000, (1, SEQ_LEN)),)
 
@@ -811,6 +845,7 @@ example_inputs = {
     "bert": token_ids,
     "gpt2": token_ids,
     "stacked": lambda: (torch.rand(2, 8),),
+    "mlp_stack": lambda: (torch.rand(2, 8),),
     "densenet": lambda: (torch.rand(1, 3, 224, 224),),
     "bert_kw": bert_inputs,
     "vit": lambda: dict(pixel_values=torch.rand(1, 3, 224, 224)),

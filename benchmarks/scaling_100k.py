@@ -1,0 +1,151 @@
+"""Issue 32: irviz's stages on ~10k, ~25k and ~100k IR nodes against torch's bare trace.
+
+    .venv/bin/python benchmarks/scaling_100k.py              # 2 interleaved rounds (~3 min)
+    .venv/bin/python benchmarks/scaling_100k.py --blocks 588 --rounds 1 --profile out.prof
+
+The model is ``benchmarks/models.py:mlp_stack(n)``: ``n`` LayerNorm-MLP residual blocks
+(``x + fc2(gelu(fc1(ln(x))))``, a user module per block, 17 IR nodes each), traced. In
+ONE process, for every size and round (sizes interleaved, the order reversed every other
+round, since the machine is shared): torch's bare trace (``torch.jit._get_trace_graph``,
+the tracer irviz's capture drives), then ``irviz render -v``'s stages as the
+:class:`~irviz.workspace.Workspace` times them (capture, graph, analyses, DOT, layout of
+the drawn picture), each stage's µs per IR node, and the process's peak RSS over that
+size's run (``VmHWM``, reset before it through ``/proc/self/clear_refs``). The ratios are
+per round: render / bare trace of the same model in the same round. Prints a markdown
+table; ``--json`` writes the raw figures.
+
+torch runs on one thread (``--threads``): on a shared 2-CPU machine its two-thread pool
+makes every parallelised op (layer_norm, gelu) wait milliseconds for a busy CPU (50
+gelu calls on a 2x8 tensor: 590 ms on two threads, 1 ms on one), which would bury
+irviz's own cost in the bare trace's.
+"""
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from common import vm_hwm_kb  # noqa: E402
+
+BLOCKS = (588, 1470, 5882)     # 17 IR nodes a block + 2: 10k, 25k, 100k IR nodes
+STAGES = ("capture", "graph", "analyses", "dot", "layout")
+
+
+def _reset_peak() -> bool:
+    """Start a new ``VmHWM`` (Linux: writing 5 to clear_refs resets the peak RSS)."""
+    try:
+        with open("/proc/self/clear_refs", "w", encoding="ascii") as fh:
+            fh.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def bare_trace(model, inputs) -> float:
+    import torch
+
+    t = time.perf_counter()
+    torch.jit._get_trace_graph(model, tuple(inputs.flat))
+    return time.perf_counter() - t
+
+
+def render_stages(spec: str, target) -> tuple[dict, int, int]:
+    """One ``irviz render --mode trace -v`` of ``target`` in this process: stage times,
+    IR nodes, drawn nodes."""
+    from irviz.progress import Stages
+    from irviz.render import engines
+    from irviz.workspace import Workspace
+
+    ws = Workspace(stages=Stages(interactive=False))
+    view = ws.view(target, "trace")
+    with ws.stage("dot"):
+        dot = view.dot()
+    with ws.stage("layout"):
+        engines.render(dot, "svg", "dot")
+    times = {name.split(" ")[0]: t for name, t in ws.stages.times}
+    return times, view.graph.number_of_nodes(), view.drawn_nodes
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--blocks", default=",".join(map(str, BLOCKS)),
+                    help="block counts (default: %(default)s)")
+    ap.add_argument("--rounds", type=int, default=2)
+    ap.add_argument("--profile", help="write a cProfile of the irviz stages (last size, "
+                    "last round) to this file")
+    ap.add_argument("--json", help="write the raw figures to this file")
+    ap.add_argument("--threads", type=int, default=1, help="torch's intra-op threads "
+                    "(default: %(default)s, see above)")
+    args = ap.parse_args(argv)
+    import torch
+    torch.set_num_threads(args.threads)
+    sizes = [int(s) for s in args.blocks.split(",")]
+
+    from irviz.frontends.inputs import resolve_inputs
+    from irviz.frontends.loader import load
+    from irviz.perf import freeze_loaded_objects
+
+    targets = {}
+    for n in sizes:
+        spec = f"benchmarks/models.py:mlp_stack({n})"
+        [target] = load(spec).targets
+        targets[n] = (spec, target, resolve_inputs(target, None))
+    freeze_loaded_objects()   # as `irviz render` does once the model is loaded
+    # warm-up: torch's and irviz's first-call costs (lazy imports, op registrations)
+    render_stages(*targets[sizes[0]][:2])
+    runs: dict[int, list[dict]] = {n: [] for n in sizes}
+    for r in range(args.rounds):
+        for n in (sizes if r % 2 == 0 else sizes[::-1]):
+            spec, target, inputs = targets[n]
+            gc.collect()
+            _reset_peak()
+            bare = bare_trace(target.obj, inputs)
+            gc.collect()
+            prof = None
+            if args.profile and r == args.rounds - 1 and n == sizes[-1]:
+                import cProfile
+                prof = cProfile.Profile()
+                prof.enable()
+            stages, ir_nodes, drawn = render_stages(spec, target)
+            if prof is not None:
+                prof.disable()
+                prof.dump_stats(args.profile)
+            run = {"round": r, "bare": bare, "stages": stages, "ir_nodes": ir_nodes,
+                   "drawn": drawn, "peak_kb": vm_hwm_kb()}
+            runs[n].append(run)
+            print(f"round {r} blocks {n}: {ir_nodes} IR nodes, bare {bare:.2f} s, "
+                  + ", ".join(f"{s} {stages.get(s, 0):.2f}" for s in STAGES)
+                  + f", render/bare {sum(stages.values()) / bare:.2f}x, "
+                  f"peak {run['peak_kb'] / 1024:.0f} MB", flush=True)
+    print()
+    print(table(runs))
+    if args.json:
+        Path(args.json).write_text(json.dumps(runs, indent=1))
+    return 0
+
+
+def table(runs: dict[int, list[dict]]) -> str:
+    """One row per size and round: seconds and µs/IR node of each stage, the ratio."""
+    head = ("| blocks | IR nodes | round | bare trace | " + " | ".join(STAGES)
+            + " | render total | render / bare | peak RSS |")
+    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    for n, rs in runs.items():
+        for run in rs:
+            st, k = run["stages"], run["ir_nodes"]
+            cells = [f"{st.get(s, 0):.2f} s ({st.get(s, 0) / k * 1e6:.0f} µs)" for s in STAGES]
+            total = sum(st.values())
+            rows.append(f"| {n} | {k} | {run['round']} | {run['bare']:.2f} s "
+                        f"({run['bare'] / k * 1e6:.0f} µs) | " + " | ".join(cells)
+                        + f" | {total:.2f} s | {total / run['bare']:.2f}x | "
+                        f"{run['peak_kb'] / 1024:.0f} MB |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
