@@ -123,6 +123,9 @@ class _TraceBuilder(_Builder):
                 self.stack_of[out.unique()] = stack
         self._uses(_ins(tg.graph.return_node()), (), n, len(tg.nodes))
         where: dict[int, float] = {}
+        #: per method: each module it calls -> the attrs key of that module's first call
+        #: (a dict, not a scan of the method's attrs: the root of N blocks made it N^2)
+        first_call: list[dict[int, tuple]] = [{} for _ in range(n + 1)]
         #: calls that recorded no op: placed by their anchors (the others by their ops:
         #: torch may put a node of the caller between a call's start and its first op)
         self.empty = [k not in first_node for k in range(n)]
@@ -138,10 +141,9 @@ class _TraceBuilder(_Builder):
                 where[k] = -1.0 + k * 1e-9
             else:  # its anchor was dead code: just before its first node
                 where[k] = first_node.get(k, len(tg.nodes)) - 0.25 + k * 1e-9
-            attrs = self.attrs[n if call.parent is None else call.parent]
-            key = next((("c", j) for kk, j in attrs if kk == "c"
-                        and tg.calls[j].module is call.module), ("c", k))
-            attrs.setdefault(key, where[k])
+            owner = n if call.parent is None else call.parent
+            key = first_call[owner].setdefault(id(call.module), ("c", k))
+            self.attrs[owner].setdefault(key, where[k])
 
     def _placed(self) -> list[tuple]:
         """Each node's calls, where the node sits in the TracedModule: its scope, except
