@@ -435,7 +435,7 @@ class Labels:
         first, last = self.blocks[calls[0]], self.blocks[calls[-1]]
         middle = [self.blocks[c] for c in calls[1:-1]]
         if self._inside is None:
-            self._inside = nodes_by_call(self.G)
+            self._inside = self.plan.call_nodes or nodes_by_call(self.G)
         members = self.plan.members.get(rid, ())
         ops = sum(1 for n in members if not is_folded(self.G.nodes[n], self.plan.show_checks))
         shown = [n for n in self._inside[calls[-2]]

@@ -191,6 +191,11 @@ class DrawPlan:
     #: :mod:`~irviz.analyses.unrolled_loops`: the first and the last iteration are drawn on
     #: their own, the ones between are the roll node); ``rolls`` holds the runs of calls
     loops: Mapping[str, Mapping] = field(default_factory=lambda: MappingProxyType({}))
+    #: call container -> its IR nodes at any depth (:func:`nodes_by_call`), when the plan
+    #: walked the graph for them (it does to roll runs up): the roll labels read it
+    #: instead of walking every node again
+    call_nodes: Mapping[str, list[str]] | None = field(default=None, compare=False,
+                                                         repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -399,7 +404,8 @@ class _Planner:
             check_badges=_frozen({k: tuple(v) for k, v in checks.items()}),
             show_checks=self.opt.show_checks,
             layout=layout,
-            loops=_frozen(loops))
+            loops=_frozen(loops),
+            call_nodes=None if self._inside is None else _frozen(self._inside))
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
