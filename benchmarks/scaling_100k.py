@@ -10,9 +10,11 @@ round, since the machine is shared): torch's bare trace (``torch.jit._get_trace_
 the tracer irviz's capture drives), then ``irviz render -v``'s stages as the
 :class:`~irviz.workspace.Workspace` times them (capture, graph, analyses, DOT, layout of
 the drawn picture), each stage's µs per IR node, and the process's peak RSS over that
-size's run (``VmHWM``, reset before it through ``/proc/self/clear_refs``). The ratios are
-per round: render / bare trace of the same model in the same round. Prints a markdown
-table; ``--json`` writes the raw figures.
+size's run (``VmHWM``, reset before it through ``/proc/self/clear_refs``: it starts again
+from the current RSS, so a later round carries what earlier runs left allocated). The
+ratios are per round: render / bare trace of the same model in the same round. Prints two
+markdown tables, wall and CPU time of this process (less sensitive to other jobs on a
+shared machine); ``--json`` writes the raw figures.
 
 torch runs on one thread (``--threads``): on a shared 2-CPU machine its two-thread pool
 makes every parallelised op (layer_norm, gelu) wait milliseconds for a busy CPU (50
@@ -47,29 +49,54 @@ def _reset_peak() -> bool:
         return False
 
 
-def bare_trace(model, inputs) -> float:
+def bare_trace(model, inputs) -> tuple[float, float]:
+    """(wall, CPU) seconds of torch's trace alone."""
     import torch
 
-    t = time.perf_counter()
+    t, c = time.perf_counter(), time.process_time()
     torch.jit._get_trace_graph(model, tuple(inputs.flat))
-    return time.perf_counter() - t
+    return time.perf_counter() - t, time.process_time() - c
 
 
-def render_stages(spec: str, target) -> tuple[dict, int, int]:
-    """One ``irviz render --mode trace -v`` of ``target`` in this process: stage times,
-    IR nodes, drawn nodes."""
+def _cpu_stages():
+    """irviz's stage timer, also keeping each stage's CPU time (this process's): on a
+    shared machine the wall time carries the other jobs' load, the CPU time much less."""
+    from contextlib import contextmanager
+
     from irviz.progress import Stages
+
+    class CpuStages(Stages):
+        def __init__(self):
+            super().__init__(interactive=False)
+            self.cpu: list[tuple[str, float]] = []
+
+        @contextmanager
+        def stage(self, name):
+            c = time.process_time()
+            try:
+                with super().stage(name):
+                    yield
+            finally:
+                self.cpu.append((name, time.process_time() - c))
+
+    return CpuStages()
+
+
+def render_stages(spec: str, target) -> tuple[dict, dict, int, int]:
+    """One ``irviz render --mode trace -v`` of ``target`` in this process: stage wall
+    and CPU times, IR nodes, drawn nodes."""
     from irviz.render import engines
     from irviz.workspace import Workspace
 
-    ws = Workspace(stages=Stages(interactive=False))
+    ws = Workspace(stages=_cpu_stages())
     view = ws.view(target, "trace")
     with ws.stage("dot"):
         dot = view.dot()
     with ws.stage("layout"):
         engines.render(dot, "svg", "dot")
     times = {name.split(" ")[0]: t for name, t in ws.stages.times}
-    return times, view.graph.number_of_nodes(), view.drawn_nodes
+    cpu = {name.split(" ")[0]: t for name, t in ws.stages.cpu}
+    return times, cpu, view.graph.number_of_nodes(), view.drawn_nodes
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -105,44 +132,49 @@ def main(argv: list[str] | None = None) -> int:
             spec, target, inputs = targets[n]
             gc.collect()
             _reset_peak()
-            bare = bare_trace(target.obj, inputs)
+            bare, bare_cpu = bare_trace(target.obj, inputs)
             gc.collect()
             prof = None
             if args.profile and r == args.rounds - 1 and n == sizes[-1]:
                 import cProfile
                 prof = cProfile.Profile()
                 prof.enable()
-            stages, ir_nodes, drawn = render_stages(spec, target)
+            stages, cpu, ir_nodes, drawn = render_stages(spec, target)
             if prof is not None:
                 prof.disable()
                 prof.dump_stats(args.profile)
             run = {"round": r, "bare": bare, "stages": stages, "ir_nodes": ir_nodes,
-                   "drawn": drawn, "peak_kb": vm_hwm_kb()}
+                   "drawn": drawn, "peak_kb": vm_hwm_kb(), "bare_cpu": bare_cpu, "cpu": cpu}
             runs[n].append(run)
             print(f"round {r} blocks {n}: {ir_nodes} IR nodes, bare {bare:.2f} s, "
                   + ", ".join(f"{s} {stages.get(s, 0):.2f}" for s in STAGES)
                   + f", render/bare {sum(stages.values()) / bare:.2f}x, "
                   f"peak {run['peak_kb'] / 1024:.0f} MB", flush=True)
     print()
+    print("Wall time:\n")
     print(table(runs))
+    print("\nCPU time of this process:\n")
+    print(table(runs, cpu=True))
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1))
     return 0
 
 
-def table(runs: dict[int, list[dict]]) -> str:
-    """One row per size and round: seconds and µs/IR node of each stage, the ratio."""
+def table(runs: dict[int, list[dict]], cpu: bool = False) -> str:
+    """One row per size and round: seconds and µs/IR node of each stage, the ratio
+    (``cpu``: of the CPU times)."""
     head = ("| blocks | IR nodes | round | bare trace | " + " | ".join(STAGES)
             + " | render total | render / bare | peak RSS |")
     rows = [head, "|" + "---|" * (head.count("|") - 1)]
     for n, rs in runs.items():
         for run in rs:
-            st, k = run["stages"], run["ir_nodes"]
+            st, k = run["cpu" if cpu else "stages"], run["ir_nodes"]
+            bare = run["bare_cpu" if cpu else "bare"]
             cells = [f"{st.get(s, 0):.2f} s ({st.get(s, 0) / k * 1e6:.0f} µs)" for s in STAGES]
             total = sum(st.values())
-            rows.append(f"| {n} | {k} | {run['round']} | {run['bare']:.2f} s "
-                        f"({run['bare'] / k * 1e6:.0f} µs) | " + " | ".join(cells)
-                        + f" | {total:.2f} s | {total / run['bare']:.2f}x | "
+            rows.append(f"| {n} | {k} | {run['round']} | {bare:.2f} s "
+                        f"({bare / k * 1e6:.0f} µs) | " + " | ".join(cells)
+                        + f" | {total:.2f} s | {total / bare:.2f}x | "
                         f"{run['peak_kb'] / 1024:.0f} MB |")
     return "\n".join(rows)
 
