@@ -6,7 +6,7 @@ Two measurements, each side by side in one run:
 
 * **per forward**, in this process, interleaved: one plain run of the scripted model under
   ``no_grad`` against one run under ``torch.profiler.profile(with_stack=True,
-  with_modules=True)`` (what the profiling child does; the profiler started and stopped
+  with_modules=True, profile_memory=True)`` (what the profiling child does; the profiler started and stopped
   around each run, its trace not exported);
 * **whole command**: ``irviz render --format json`` against ``irviz render --format json
   --profile --profile-runs 5`` (real CLI processes, alternated), and the share of aten time
@@ -67,7 +67,7 @@ def _per_forward(model, inputs, rounds: int) -> tuple[float, float]:
 
     def profiled():
         with torch.no_grad(), profile(activities=[ProfilerActivity.CPU], with_stack=True,
-                                      with_modules=True):
+                                      with_modules=True, profile_memory=True):
             model(*inputs)
 
     for _ in range(3):
