@@ -201,6 +201,19 @@ def main() -> None:
                      + ("== the whole run's" if union == whole else
                         f"the whole run has {len(whole)}; same (code, path, line) set: "
                         + ("yes" if same_places else "NO"))))
+        for k, part in enumerate(parts, 1):
+            (zoo / f"shard-{k}.json").write_text(part)
+        merged = subprocess.run([sys.executable, "-m", "irviz", "lint", "--merge",
+                                 "shard-1.json", "shard-2.json", "--format", "json",
+                                 "--exit-zero"], cwd=zoo, env=env(), capture_output=True,
+                                text=True).stdout
+        rows.append(("`irviz lint --merge shard-1.json shard-2.json`", "",
+                     f"{len(json.loads(merged or '[]'))} findings; "
+                     + ("byte-identical to the whole run" if merged == serial["output"]
+                        else "DIFFERS from the whole run")))
+        if merged != serial["output"]:
+            notes.append("merged shards differ from the whole run at "
+                         + first_difference(serial["output"], merged))
         for name, other in (("--jobs 2", parallel["output"]), ("warm", warm[0]["output"]),
                             ("edited", after_edit["output"])):
             if other != serial["output"]:
