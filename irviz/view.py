@@ -15,6 +15,7 @@ import networkx as nx
 from . import __version__
 from .analyses.traced_control_flow import batchnorms_in_training, is_batchnorm_check
 from .frontends.capture import Capture
+from .lint.warning_words import rule_words
 from .render.dot import DotResult, RenderOptions, build_dot
 from .render.escape import json_dumps
 
@@ -69,7 +70,13 @@ class Visualization:
                     notes.append(note)
             elif w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
-                notes.append(f"⚠ {w.category} at {loc}: {first_sentence(w.message)}")
+                words = rule_words(w.message, w.filename, w.lineno)   # irviz's, if it has
+                if words:   # the rule first: a long note is cut at its end
+                    words, _, code = words.rpartition(" (lint rule ")
+                    loc += f" (lint rule {code.rstrip(')')})"
+                note = f"⚠ {w.category} at {loc}: {words or first_sentence(w.message)}"
+                if note not in notes:   # torch warns once per traced call of the line
+                    notes.append(note)
         return notes
 
     def batchnorm_note(self, warning) -> str:

@@ -8,10 +8,10 @@ per torch line, naming every line of the model that called it, after the models 
 """
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
+from ..lint.warning_words import first_sentence as _first_sentence, rule_words as _rule_words
 from ..paths import display_path, is_torch_file, torch_relative
 
 #: what irviz says of torch's BatchNorm check (lint: IRV130, traced in training mode)
@@ -23,29 +23,6 @@ def _shown(path: str) -> str:
     """A file as the user reads it: relative to the working directory, torch's own from
     the torch package (``torch/nn/modules/container.py``)."""
     return f"torch/{torch_relative(path)}" if is_torch_file(path) else display_path(path)
-
-
-def _first_sentence(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else ""
-    head, dot, _ = line.partition(". ")
-    return head + "." if dot else line
-
-
-def _rule_words(message: str, filename: str, lineno: int) -> str | None:
-    """``<the rule's message> (lint rule IRV1xx)`` when a tracer rule recognises
-    ``message``; not ``CODE message``, which reads as a finding the lint gate let through."""
-    from ..ir.source import source_line
-    from ..lint.layers.context import TRACER_RULES
-
-    rule = next((r for prefix, r in TRACER_RULES if message.startswith(prefix)), None)
-    if rule is None:
-        return None
-    try:
-        code = re.sub(r"\s+#.*$", "", source_line(f"{filename}:{lineno}:1") or "").strip()
-        words = rule.message.format(expr=code, text=_first_sentence(message))
-    except (KeyError, IndexError):  # a template that needs more than the line
-        return None
-    return f"{words} (lint rule {rule.code})"
 
 
 @dataclass

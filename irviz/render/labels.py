@@ -639,7 +639,7 @@ class Labels:
                           "warning" if alarm else "info"))
         for note, color in notes:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
-                        f'<FONT COLOR="{TEXT_COLOR[color]}">{_h(_truncate(note, 140))}'
+                        f'<FONT COLOR="{TEXT_COLOR[color]}">{_h(_truncate(note, 180))}'
                         '</FONT></TD></TR>')
         cells = []
         for category, text in legend:
