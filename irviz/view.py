@@ -71,9 +71,8 @@ class Visualization:
             elif w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
                 words = rule_words(w.message, w.filename, w.lineno)   # irviz's, if it has
-                if words:   # the rule first: a long note is cut at its end
-                    words, _, code = words.rpartition(" (lint rule ")
-                    loc += f" (lint rule {code.rstrip(')')})"
+                if words:   # without the rule's code: the picture names a rule only as a
+                    words = words.rpartition(" (lint rule ")[0]   # finding the gate kept
                 note = f"⚠ {w.category} at {loc}: {words or first_sentence(w.message)}"
                 if note not in notes:   # torch warns once per traced call of the line
                     notes.append(note)
