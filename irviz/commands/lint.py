@@ -59,13 +59,9 @@ def run(request: LintRequest, workspace) -> int:
     make_workspace = workspace if callable(workspace) else (lambda: workspace)
     made: list = []
     try:
-        from .. import __version__ as version
-        from ..files import write_atomic
         from ..lint.batch import BatchOptions, lint_batch, settings_of
         from ..lint.gate import Gate
-        from ..lint.registry import REGISTRY
         from ..output import check_output_file
-        from ..report.formatters import FORMATTERS
 
         check_output_file(request.output)
         config = workspace.config
@@ -125,19 +121,8 @@ def run(request: LintRequest, workspace) -> int:
                        + (f" ({request.jobs} jobs)" if request.jobs > 1 else ""))
     if done["cache"] is not None and done["cache"].write_failed:
         console.say(f"note: the lint cache was not written ({done['cache'].write_failed})")
-    formatter = FORMATTERS[request.fmt]
-    if request.fmt == "text":
-        shown = [d for d in report.diagnostics if request.show_info or d.severity != "info"]
-        text = formatter(shown, show_hints=not request.no_hints)
-    else:
-        used = sorted({d.code for d in report.diagnostics})
-        text = formatter(report.diagnostics, rules=[REGISTRY.get(c) for c in used],
-                         tool_version=version)
     try:
-        if request.output and request.output != "-":
-            write_atomic(request.output, text.encode("utf-8"))
-        else:
-            sys.stdout.write(text)
+        _write_findings(request, report.diagnostics)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     console.say(report.summary(info_shown=request.show_info or request.fmt != "text"))
@@ -151,14 +136,10 @@ def _merge(request: LintRequest, console: Console) -> int:
     import json
     from pathlib import Path
 
-    from .. import __version__ as version
     from ..errors import UsageError
     from ..lint.run_report import CLEAN, FINDINGS
-    from ..files import write_atomic
     from ..lint.diagnostic import Diagnostic
     from ..lint.gate import one_per_line
-    from ..lint.registry import REGISTRY
-    from ..report.formatters import FORMATTERS
 
     try:
         found = []
@@ -178,21 +159,32 @@ def _merge(request: LintRequest, console: Console) -> int:
                                  hint="merge the files `irviz lint --format json` wrote") \
                     from None
         merged = one_per_line(found)
-        formatter = FORMATTERS[request.fmt]
-        if request.fmt == "text":
-            text = formatter([d for d in merged if request.show_info or d.severity != "info"],
-                             show_hints=not request.no_hints)
-        else:
-            used = sorted({d.code for d in merged if d.code in REGISTRY})
-            text = formatter(merged, rules=[REGISTRY.get(c) for c in used],
-                             tool_version=version)
-        if request.output and request.output != "-":
-            write_atomic(request.output, text.encode("utf-8"))
-        else:
-            sys.stdout.write(text)
+        _write_findings(request, merged)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     console.say(f"merged {len(found)} findings of {len(request.targets)} runs into "
                 f"{len(merged)}")
     proven = any(d.severity != "info" for d in merged)
     return FINDINGS if proven and not request.exit_zero else CLEAN
+
+
+def _write_findings(request: LintRequest, diagnostics: list) -> None:
+    """The findings in ``--format`` to ``-o`` (atomically) or stdout; text shows info
+    findings only with ``--show-info``."""
+    from .. import __version__ as version
+    from ..files import write_atomic
+    from ..lint.registry import REGISTRY
+    from ..report.formatters import FORMATTERS
+
+    formatter = FORMATTERS[request.fmt]
+    if request.fmt == "text":
+        text = formatter([d for d in diagnostics if request.show_info or d.severity != "info"],
+                         show_hints=not request.no_hints)
+    else:
+        used = sorted({d.code for d in diagnostics if d.code in REGISTRY})
+        text = formatter(diagnostics, rules=[REGISTRY.get(c) for c in used],
+                         tool_version=version)
+    if request.output and request.output != "-":
+        write_atomic(request.output, text.encode("utf-8"))
+    else:
+        sys.stdout.write(text)
