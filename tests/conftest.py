@@ -93,3 +93,26 @@ def one(spec: str, mode: str = "script", inputs: str | None = None):
     views = visualize(spec, mode, inputs)
     assert len(views) == 1, [v.name for v in views]
     return views[0]
+
+
+#: how the browser tests start Debian's Chromium: no sandbox (root in CI), and none of its
+#: background connections (this machine's network refuses them)
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+def chromium_or_skip(module_level: bool = True):
+    """``(playwright.sync_api, chromium binary)`` for a browser test, or a skip naming what
+    is missing (``.ci/run`` installs both)."""
+    import os
+    import shutil
+
+    sync_api = pytest.importorskip("playwright.sync_api",
+                                   reason="Playwright for Python is not installed "
+                                          "(pip install playwright; .ci/run does it)")
+    binary = os.environ.get("IRVIZ_CHROMIUM") or shutil.which("chromium") \
+        or shutil.which("chromium-browser")
+    if binary is None:
+        pytest.skip("no chromium binary (apt-get install chromium; .ci/run does it as root)",
+                    allow_module_level=module_level)
+    return sync_api, binary

@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 
 import pytest
 
-from conftest import ROOT
+from conftest import CHROMIUM_ARGS, ROOT, chromium_or_skip
 
 # test dependencies (the [test] extras), never skipped: only the browser part may skip
 import nbformat
@@ -87,16 +86,9 @@ def test_notebook_outputs_are_the_viewer_and_a_short_repr(executed):
 def test_notebook_viewer_in_chromium(executed):
     """The exported notebook in Chromium: both viewers start, a search selects a node, a
     module folds; nothing is fetched from inside the frames."""
-    sync_api = pytest.importorskip("playwright.sync_api",
-                                   reason="Playwright for Python is not installed "
-                                          "(pip install playwright; .ci/run does it)")
-    chromium = os.environ.get("IRVIZ_CHROMIUM") or shutil.which("chromium") \
-        or shutil.which("chromium-browser")
-    if chromium is None:
-        pytest.skip("no chromium binary (apt-get install chromium; .ci/run does it as root)")
+    sync_api, chromium = chromium_or_skip(module_level=False)
     _, html_path, _ = executed
-    args = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-            "--disable-component-update", "--no-first-run"]
+    args = CHROMIUM_ARGS
     with sync_api.sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, args=args, headless=True)
         page = browser.new_page(viewport={"width": 1100, "height": 1400})

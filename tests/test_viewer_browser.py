@@ -2,25 +2,14 @@
 Python; ``.ci/run`` installs both). Screenshots of both themes go to build/screenshots/."""
 from __future__ import annotations
 
-import os
 import shutil
-from pathlib import Path
 
 import pytest
 
-from conftest import ROOT, one
+from conftest import CHROMIUM_ARGS, ROOT, chromium_or_skip, one
 
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="Playwright for Python is not installed "
-                                      "(pip install playwright; .ci/run does it)")
-CHROMIUM = os.environ.get("IRVIZ_CHROMIUM") or shutil.which("chromium") \
-    or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("no chromium binary (apt-get install chromium; .ci/run does it as root)",
-                allow_module_level=True)
-
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
+sync_api, CHROMIUM = chromium_or_skip()
+ARGS = CHROMIUM_ARGS
 SHOTS = ROOT / "build" / "screenshots"
 
 CASES = [

@@ -2,26 +2,15 @@
 in a real headless Chromium, and back to the structure colours."""
 from __future__ import annotations
 
-import os
-import shutil
 
-import pytest
 import torch
 
 import irviz.api as api
+from conftest import CHROMIUM_ARGS, chromium_or_skip
 from irviz.render.html import viewer_page
 
-sync_api = pytest.importorskip("playwright.sync_api",
-                               reason="Playwright for Python is not installed "
-                                      "(pip install playwright; .ci/run does it)")
-CHROMIUM = os.environ.get("IRVIZ_CHROMIUM") or shutil.which("chromium") \
-    or shutil.which("chromium-browser")
-if CHROMIUM is None:
-    pytest.skip("no chromium binary (apt-get install chromium; .ci/run does it as root)",
-                allow_module_level=True)
-ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-        "--disable-component-update", "--no-first-run"]
-
+sync_api, CHROMIUM = chromium_or_skip()
+ARGS = CHROMIUM_ARGS
 
 class Wide(torch.nn.Module):
     def __init__(self):
