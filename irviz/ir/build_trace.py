@@ -26,7 +26,7 @@ import networkx as nx
 import torch
 
 from ..frontends.capture import Capture
-from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join, _outs,
+from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join,
                     constant_label)
 from .model import demangle, tensor_info, value_info
 from .source import node_locations
@@ -45,11 +45,10 @@ def _qualified(module) -> str:
         return type(module).__qualname__
 
 
-def _unshaped(value) -> dict:
-    ty = value.type()
-    text = "Tensor" if ty.kind() == "TensorType" else demangle(
-        ty.annotation_str if hasattr(ty, "annotation_str") else str(ty))
-    return {"name": None, "type": text, "shape": None, "dtype": None}
+def _unshaped(info: dict) -> dict:
+    """The record of a value read through a call: its type without the traced shape (a
+    tensor's type is ``Tensor`` either way)."""
+    return {"name": None, "type": info["type"], "shape": None, "dtype": None}
 
 
 def _common(a: tuple, b: tuple) -> int:
@@ -86,20 +85,37 @@ class _TraceBuilder(_Builder):
     # -- what each call is -------------------------------------------------------
     def _analyse(self) -> None:
         tg = self.tg
-        # each node's inputs, outputs and kind, read from torch once (every pass needs them)
-        self.ins = [_ins(node) for node in tg.nodes]
-        self.outs = [_outs(node) for node in tg.nodes]
-        self.kinds = [node.kind() for node in tg.nodes]
+        # each node's kind and the uniques of its inputs and outputs, read from torch once
+        # (every pass needs them; each read is a C++ call)
+        self.kinds: list[str] = []
+        self.in_u: list[list[int]] = []
+        self.out_u: list[list[int]] = []
+        #: value unique -> the value (its record is read from torch when first needed)
+        self.value_of: dict[int, torch._C.Value] = {}
+        #: value unique -> the index of its node (graph inputs: none)
+        self.made_by: dict[int, int] = {}
+        for i, node in enumerate(tg.nodes):
+            self.kinds.append(node.kind())
+            self.in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
+            outs = []
+            for j in range(node.outputsSize()):
+                value = node.outputsAt(j)
+                u = value.unique()
+                self.value_of[u] = value
+                self.made_by[u] = i
+                outs.append(u)
+            self.out_u.append(outs)
         self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
         self.node_stack: list[tuple] = []
         inputs = list(tg.graph.inputs())
         self.state_of = {v.unique(): i - tg.n_inputs for i, v in enumerate(inputs)
                          if i >= tg.n_inputs}
         for v in inputs:
+            self.value_of[v.unique()] = v
             self.stack_of[v.unique()] = ()
         n = len(tg.calls)
-        self.escapes: list[list] = [[] for _ in range(n)]
-        self._escaped: list[set[int]] = [set() for _ in range(n)]   # their uniques
+        self.escapes: list[list[int]] = [[] for _ in range(n)]   # uniques, in order
+        self._escaped: list[set[int]] = [set() for _ in range(n)]
         self.children: list[list[int]] = [[] for _ in range(n + 1)]  # n: the root
         #: per call: how many calls of its module come before it (its method ``forward{k}``)
         self._nth: list[int] = []
@@ -114,14 +130,16 @@ class _TraceBuilder(_Builder):
         #: and the modules it calls (``("c", first call)``), by where it first does
         self.attrs: list[dict] = [{} for _ in range(n + 1)]
         first_node: dict[int, int] = {}
+        stack_of = self.stack_of
         for i, stack in enumerate(self._placed()):
             self.node_stack.append(stack)
             for k in stack:
                 first_node.setdefault(k, i)
-            self._uses(self.ins[i], stack, n, i)
-            for out in self.outs[i]:
-                self.stack_of[out.unique()] = stack
-        self._uses(_ins(tg.graph.return_node()), (), n, len(tg.nodes))
+            self._uses(self.in_u[i], stack, n, i)
+            for u in self.out_u[i]:
+                stack_of[u] = stack
+        self.ret_u = [v.unique() for v in _ins(tg.graph.return_node())]
+        self._uses(self.ret_u, (), n, len(tg.nodes))
         where: dict[int, float] = {}
         #: per method: each module it calls -> the attrs key of that module's first call
         #: (a dict, not a scan of the method's attrs: the root of N blocks made it N^2)
@@ -149,7 +167,7 @@ class _TraceBuilder(_Builder):
         """Each node's calls, where the node sits in the TracedModule: its scope, except
         for a node the tracer inserted after the value it reads (``aten::Int`` of a size
         read later, in another call), which sits in that value's call."""
-        tg, ins, kinds = self.tg, self.ins, self.kinds
+        tg, ins, kinds = self.tg, self.in_u, self.kinds
         raw = []
         last: dict[int, int] = {}
         stacks: dict[str, tuple] = {"": ()}   # scope name -> its calls, parsed once
@@ -187,22 +205,23 @@ class _TraceBuilder(_Builder):
         made_by: dict[int, int] = {}  # value unique -> index of its node
         here: tuple = ()
         for i, stack in enumerate(raw):
-            read = ins[i][0].unique() if len(ins[i]) == 1 else None
+            read = ins[i][0] if len(ins[i]) == 1 else None
             if kinds[i] in _CONVERSIONS and read in made_by and all(
-                    kinds[j] in _CONVERSIONS and len(ins[j]) == 1
-                    and ins[j][0].unique() == read
+                    kinds[j] in _CONVERSIONS and ins[j] == [read]
                     for j in range(made_by[read] + 1, i)):
                 stack = defined[read]  # put right after the value it converts
-            common = _common(stack, here)
-            if any(last.get(k, -1) > i for k in here[common:]) or any(
-                    k not in begun for k in stack[common:]):
-                producers = [defined[v.unique()] for v in ins[i] if v.unique() in defined]
-                stack = producers[0] if producers else here
+            if stack is not here:   # most nodes are in their previous node's calls
+                common = _common(stack, here)
+                if any(last.get(k, -1) > i for k in here[common:]) or any(
+                        k not in begun for k in stack[common:]):
+                    producers = [defined[u] for u in ins[i] if u in defined]
+                    stack = producers[0] if producers else here
             placed.append(stack)
-            begin(stack)
-            for out in self.outs[i]:
-                defined[out.unique()] = stack
-                made_by[out.unique()] = i
+            if stack is not here:   # else its calls are begun already
+                begin(stack)
+            for u in self.out_u[i]:
+                defined[u] = stack
+                made_by[u] = i
             here = stack
             begin(by_node.get(i, ()))
         return placed
@@ -217,19 +236,23 @@ class _TraceBuilder(_Builder):
                 return k
         return None
 
-    def _uses(self, inputs: list, stack: tuple, root: int, at: int) -> None:
-        for pos, v in enumerate(inputs):
-            u = v.unique()
-            if u in self.state_of:
-                reader = self._reader(self.state_of[u], stack)
+    def _uses(self, inputs: list[int], stack: tuple, root: int, at: int) -> None:
+        """Note what a node in calls ``stack`` reads (value uniques ``inputs``): the state
+        inputs its method reads, and the values that escape the calls they were made in."""
+        for pos, u in enumerate(inputs):
+            s = self.state_of.get(u)
+            if s is not None:
+                reader = self._reader(s, stack)
                 attrs = self.attrs[root if reader is None else reader]
-                attrs.setdefault(("s", self.state_of[u]), at + pos * 1e-6)
+                attrs.setdefault(("s", s), at + pos * 1e-6)
                 continue
             defined = self.stack_of.get(u, ())
+            if defined is stack:   # read where it was made (most reads)
+                continue
             for k in defined[_common(defined, stack):]:
                 if u not in self._escaped[k]:
                     self._escaped[k].add(u)
-                    self.escapes[k].append(v)
+                    self.escapes[k].append(u)
 
     # -- entry -------------------------------------------------------------------
     def build(self) -> nx.DiGraph:
@@ -239,6 +262,8 @@ class _TraceBuilder(_Builder):
         self._container("root", "graph", None, owner=None, label=root_class,
                         module="", **{"class": root_class}, depth=0)
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
+        self.infos: dict[int, dict] = {}  # value unique -> its record (see _info)
+        self.nodes = self.G._node   # the node records (networkx's view costs a call each)
         values = list(tg.graph.inputs())[:tg.n_inputs]
         input_ids = self._add_inputs(values, root_class)
         for nid, value in zip(input_ids, values):
@@ -270,7 +295,7 @@ class _TraceBuilder(_Builder):
                     self._open_call(k)
             self._close_to(stack)
             method = self.methods[stack[-1] if stack else None]
-            self._op(node, self.ins[i], self.outs[i], method)
+            self._op(node, i, method)
             for k in self.after_node.get(i, []):
                 self._open_call(k)
         self._close_to(())
@@ -278,8 +303,7 @@ class _TraceBuilder(_Builder):
             if not self.opened[k] and tg.calls[k].parent is None:
                 self._open_call(k)
                 self._close_to(())
-        ret = tg.graph.return_node()
-        outs = [self._ref(v, ()) for v in _ins(ret)]
+        outs = [self._ref(u, ()) for u in self.ret_u]
         self._add_return([list(r) for r, _ in outs], root_class)
         for (ref, info) in outs:
             self._link(ref, "out", info)
@@ -304,14 +328,14 @@ class _TraceBuilder(_Builder):
             nid = f"{method.prefix}n{first + len(parts) - 1}"
             name = parts[-1]
             tensor = tg.state[s][1]
-            self.G.add_node(
-                nid, kind="prim::GetAttr", label=name, source=None, arg_names=None,
-                user_source=None, scope=method.scope[0], scope_class=method.scope[1],
-                block=method.block, subgraph_of=None,
-                outputs=[{**tensor_info(tensor, name), "type": "Tensor"}], inputs=[[
+            self._add_node(nid, {
+                "kind": "prim::GetAttr", "label": name, "source": None, "arg_names": None,
+                "user_source": None, "scope": method.scope[0],
+                "scope_class": method.scope[1], "block": method.block, "subgraph_of": None,
+                "outputs": [{**tensor_info(tensor, name), "type": "Tensor"}], "inputs": [[
                     f"module:{_join(base, '.'.join(parts[:-1])) if parts[:-1] else base}"]],
-                attributes={"name": name}, hidden=True,
-                target=_join(base, ".".join(parts)))
+                "attributes": {"name": name}, "hidden": True,
+                "target": _join(base, ".".join(parts))})
             method.params[s] = nid
 
     def _open_call(self, k: int) -> None:
@@ -384,9 +408,9 @@ class _TraceBuilder(_Builder):
             returns = [list(ref)]
         else:
             nid = method.take()
-            seen = [self._ref(v, inside) for v in escapes]
-            types = ", ".join(_unshaped(v)["type"] for v in escapes)
-            hidden = all(self.G.nodes[r[0]]["kind"] == "prim::Constant"
+            seen = [self._ref(u, inside) for u in escapes]
+            types = ", ".join(self._info(u)["type"] for u in escapes)
+            hidden = all(self.nodes[r[0]]["kind"] == "prim::Constant"
                          for r, _ in seen if len(r) == 1)
             self.G.add_node(nid, kind="prim::TupleConstruct", label="TupleConstruct",
                             source=None, arg_names=None, user_source=None,
@@ -406,49 +430,58 @@ class _TraceBuilder(_Builder):
                             source=None, arg_names=["tup"], user_source=None,
                             scope=parent.scope[0], scope_class=parent.scope[1],
                             block=parent.block, subgraph_of=None,
-                            outputs=[{**value_info(v), "name": None} for v in escapes],
+                            outputs=[{**self._info(u), "name": None} for u in escapes],
                             inputs=[[nid]], attributes={}, hidden=False)
-            self._link((nid,), unpack, self.G.nodes[nid]["outputs"][0])
+            self._link((nid,), unpack, self.nodes[nid]["outputs"][0])
             method.unpack = unpack
 
     # -- values ------------------------------------------------------------------
-    def _ref(self, value, stack: tuple) -> tuple:
-        """The producers of ``value`` as a node in calls ``stack`` sees them, and the
+    def _info(self, u: int) -> dict:
+        """The record of value ``u`` (:func:`value_info`), read from torch once: a value
+        is read by its node and its consumers (shared: who keeps it copies it)."""
+        info = self.infos.get(u)
+        if info is None:
+            info = self.infos[u] = value_info(self.value_of[u])
+        return info
+
+    def _ref(self, u: int, stack: tuple) -> tuple:
+        """The producers of value ``u`` as a node in calls ``stack`` sees them, and the
         record of the value there."""
-        u = value.unique()
         ref = self.refs[u]
         defined = self.stack_of.get(u, ())
         common = _common(defined, stack)
-        info = None
-        for k in reversed(defined[common:]):  # innermost call first
+        inner = defined[common:]  # the calls it is returned from, outermost first
+        for k in inner:  # through the outermost call that returns a tuple: its unpack
             if len(self.escapes[k]) > 1:
                 ref = (self.methods[k].unpack,)
-                info = {**value_info(value), "name": None}
-            else:
-                info = _unshaped(value)
-        if len(stack) > common:  # read inside a call: its parameter has the traced type
-            info = value_info(value)
-        elif info is None:
-            if len(ref) == 1 and ref[0] in self.G and len(self.G.nodes[ref[0]]["outputs"]) == 1:
-                info = self.G.nodes[ref[0]]["outputs"][0]
-            else:
-                info = value_info(value)
+                break
+        if len(stack) > common or inner and len(self.escapes[inner[0]]) > 1:
+            # read inside a call: its parameter has the traced type; from a tuple: the
+            # unpack's output has
+            info = self._info(u)
+        elif inner:  # the call's output has its type unshaped
+            info = _unshaped(self._info(u))
+        else:
+            data = self.nodes.get(ref[0]) if len(ref) == 1 else None
+            info = data["outputs"][0] if data is not None and len(data["outputs"]) == 1 \
+                else self._info(u)
         return ref, info
 
-    def _op(self, node, inputs: list, outputs: list, method: _Method) -> None:
+    def _op(self, node, i: int, method: _Method) -> None:
         nid = method.take()
-        kind = node.kind()
+        kind, inputs = self.kinds[i], self.in_u[i]
         here = self._chain(method.call)
+        nodes = self.nodes
         seen = []
-        for v in inputs:
-            s = self.state_of.get(v.unique())
+        for u in inputs:
+            s = self.state_of.get(u)
             if s is not None:
                 reader = self._reader(s, here)
                 pid = self.methods[reader].params[s]
-                seen.append(((pid,), self.G.nodes[pid]["outputs"][0] if reader == method.call
-                             else value_info(v)))
+                seen.append(((pid,), nodes[pid]["outputs"][0] if reader == method.call
+                             else self._info(u)))
             else:
-                seen.append(self._ref(v, here))
+                seen.append(self._ref(u, here))
         label, hidden, weight = None, False, None
         if kind == "prim::Constant":
             label, weight = constant_label(node)
@@ -456,20 +489,26 @@ class _TraceBuilder(_Builder):
         elif kind == "prim::Uninitialized":
             hidden = True
         elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and inputs:
-            hidden = all(i.node().kind() == "prim::Constant" for i in inputs)
+            made_by, kinds = self.made_by, self.kinds
+            hidden = all(u in made_by and kinds[made_by[u]] == "prim::Constant"
+                         for u in inputs)
         source, user_source = node_locations(node)
-        self.G.add_node(
-            nid, kind=kind, label=label or kind.split("::")[-1], source=source,
-            arg_names=_arg_names(node), user_source=user_source, scope=method.scope[0],
-            scope_class=method.scope[1], block=method.block, subgraph_of=None,
-            outputs=[weight] if weight is not None else [value_info(o) for o in outputs],
-            inputs=[list(r) for r, _ in seen],
-            attributes={name: _attr_repr(node, name, None) for name in node.attributeNames()},
-            hidden=hidden)
+        self._add_node(nid, {
+            "kind": kind, "label": label or kind.split("::")[-1], "source": source,
+            "arg_names": _arg_names(node), "user_source": user_source,
+            "scope": method.scope[0], "scope_class": method.scope[1], "block": method.block,
+            "subgraph_of": None,
+            "outputs": [weight] if weight is not None else [self._info(u)
+                                                            for u in self.out_u[i]],
+            "inputs": [list(r) for r, _ in seen],
+            "attributes": {name: _attr_repr(node, name, None)
+                           for name in node.attributeNames()},
+            "hidden": hidden})
         for ref, info in seen:
             self._link(ref, nid, info)
-        for out in outputs:
-            self.refs[out.unique()] = (nid,)
+        refs = self.refs
+        for u in self.out_u[i]:
+            refs[u] = (nid,)
 
 
 def build_trace_graph(capture: Capture) -> nx.DiGraph:
