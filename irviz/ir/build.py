@@ -123,7 +123,10 @@ def _attr_repr(node: torch._C.Node, name: str, limit: int | None = 80) -> str:
         value = getattr(node, kind)(name)
     except Exception:
         return f"<{kind}>"
-    text = value if isinstance(value, str) else _value_repr(value)
+    return _cut(value if isinstance(value, str) else _value_repr(value), limit)
+
+
+def _cut(text: str, limit: int | None = 80) -> str:
     return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -140,19 +143,25 @@ def _value_repr(value) -> str:
     return repr(value)
 
 
-def constant_label(node: torch._C.Node) -> tuple[str, dict | None]:
+def constant_label(node: torch._C.Node, out=None,
+                   attributes: dict | None = None) -> tuple[str, dict | None]:
     """A constant's label, and for a tensor of more than one element (a frozen weight, a
     trace's mask) its value record: named after its value (``layer1.conv1.weight (bn
-    folded)``), shape and dtype from the tensor itself. Both builders use it."""
-    if node.output().type().kind() == "ClassType":   # packed params, a prepacked context
-        return object_constant_label(node.output().debugName(),
-                                     node.output().type().annotation_str), None
-    tensor = node.t("value") if node.hasAttribute("value") \
-        and node.kindOf("value") == "t" else None
-    text = _attr_repr(node, "value") if node.hasAttribute("value") else "None"
+    folded)``), shape and dtype from the tensor itself. Both builders use it; the trace's
+    passes what it read from torch already: ``out``, the node's output, and
+    ``attributes``, the node's attributes as whole texts (:func:`_attr_repr`)."""
+    out = node.output() if out is None else out
+    if out.type().kind() == "ClassType":   # packed params, a prepacked context
+        return object_constant_label(out.debugName(), out.type().annotation_str), None
+    if attributes is None:
+        whole = _attr_repr(node, "value", None) if node.hasAttribute("value") else None
+    else:
+        whole = attributes.get("value")
+    tensor = node.t("value") if whole is not None and node.kindOf("value") == "t" else None
+    text = "None" if whole is None else _cut(whole)
     if tensor is None or tensor.numel() == 1:
         return text, None
-    name = node.output().debugName()
+    name = out.debugName()
     # a weight freezing made keeps its parameter's name; an unnamed tensor (a trace's
     # constant) reads as its shape, ``tensor(3×4)``, as before
     label = constant_name(name) if not name.split(".")[0].isdigit() else text

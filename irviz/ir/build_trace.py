@@ -45,6 +45,20 @@ def _qualified(module) -> str:
         return type(module).__qualname__
 
 
+def _plain(module) -> bool:
+    """Whether ``module`` names itself by its class only: a plain ``nn.Module``, whose
+    lookup of ``original_name`` (a scripted module's name) raises, 4 µs a call."""
+    cls = type(module)
+    if hasattr(cls, "original_name") or getattr(cls, "__getattr__", None) \
+            is not torch.nn.Module.__getattr__ \
+            or cls.__getattribute__ is not object.__getattribute__:
+        return False
+    own = vars(module)
+    return "original_name" not in own and all(
+        "original_name" not in own.get(where, ()) for where in
+        ("_parameters", "_buffers", "_modules"))
+
+
 def _unshaped(info: dict) -> dict:
     """The record of a value read through a call: its type without the traced shape (a
     tensor's type is ``Tensor`` either way)."""
@@ -64,9 +78,11 @@ def _common(a: tuple, b: tuple) -> int:
 class _Method:
     """One method being drawn: the root's forward or a call's."""
 
-    def __init__(self, call: int | None, prefix: str, block: str, scope: tuple, depth: int):
+    def __init__(self, call: int | None, prefix: str, block: str, scope: tuple, depth: int,
+                 chain: tuple):
         self.call, self.prefix, self.block, self.scope, self.depth = call, prefix, block, \
             scope, depth
+        self.chain = chain  # the calls from the outermost down to this one
         self.next = 0
         #: state input index -> the id of its GetAttr node here
         self.params: dict[int, str] = {}
@@ -264,6 +280,7 @@ class _TraceBuilder(_Builder):
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
         self.infos: dict[int, dict] = {}  # value unique -> its record (see _info)
         self.nodes = self.G._node   # the node records (networkx's view costs a call each)
+        self._names_of: dict[type, tuple[str, str]] = {}  # see _names
         values = list(tg.graph.inputs())[:tg.n_inputs]
         input_ids = self._add_inputs(values, root_class)
         for nid, value in zip(input_ids, values):
@@ -281,23 +298,29 @@ class _TraceBuilder(_Builder):
                 self.after_node.setdefault(at, []).append(k)
             else:
                 self.after_call.setdefault(at, []).append(k)
-        root = _Method(None, "", "root", ("", root_class), 0)
+        root = _Method(None, "", "root", ("", root_class), 0, ())
         self.methods[None] = root
         self._getattrs(root, n)
         self.open: list[int] = []
         for k in self.after_call.get(None, []):
             self._open_call(k)
+        here = None  # the calls of the previous node, while no other call was opened since
         for i, node in enumerate(tg.nodes):
             stack = self.node_stack[i]
-            self._close_to(stack)
-            for k in stack:
-                if not self.opened[k]:
-                    self._open_call(k)
-            self._close_to(stack)
-            method = self.methods[stack[-1] if stack else None]
+            if stack is not here:  # else its calls are open (most nodes: their previous's)
+                self._close_to(stack)
+                for k in stack:
+                    if not self.opened[k]:
+                        self._open_call(k)
+                self._close_to(stack)
+                method = self.methods[stack[-1] if stack else None]
+                here = stack
             self._op(node, i, method)
-            for k in self.after_node.get(i, []):
-                self._open_call(k)
+            after = self.after_node.get(i)
+            if after:
+                for k in after:
+                    self._open_call(k)
+                here = None
         self._close_to(())
         for k in range(n):  # calls torch left no trace of (their ops were dead code)
             if not self.opened[k] and tg.calls[k].parent is None:
@@ -349,16 +372,16 @@ class _TraceBuilder(_Builder):
         self.opened[k] = True
         parent = self.methods[call.parent]
         nid = parent.take(2 if len(self.escapes[k]) > 1 else 1)
-        module = call.module
-        cls = _class_name(module)
+        cls, qualified = self._names(call.module)
         nth = self._nth[k]
         cid = self._container(
             f"{nid}/call", "method", parent.block, owner=None, call_site=nid,
             module=call.path, method="forward" + (str(nth) if nth else ""),
             label=f"{call.path or '<root>'}: {cls}", depth=parent.depth + 1,
-            qualified_type=_qualified(module), source=None, user_source=None,
+            qualified_type=qualified, source=None, user_source=None,
             **{"class": cls})
-        method = _Method(k, f"{cid}/", cid, (call.path, cls), parent.depth + 1)
+        method = _Method(k, f"{cid}/", cid, (call.path, cls), parent.depth + 1,
+                         self._chain(k))
         method.site = nid
         self.methods[k] = method
         self._getattrs(method, k)
@@ -366,8 +389,20 @@ class _TraceBuilder(_Builder):
         for j in self.after_call.get(k, []):
             self._open_call(j)
 
+    def _names(self, module) -> tuple[str, str]:
+        """A called module's class name and qualified type, once per class for plain
+        modules (their repeated layers)."""
+        if not _plain(module):
+            return _class_name(module), _qualified(module)
+        names = self._names_of.get(type(module))
+        if names is None:
+            names = self._names_of[type(module)] = (type(module).__name__,
+                                                    _qualified(module))
+        return names
+
     def _chain(self, k: int | None) -> tuple:
-        """The calls from the outermost down to ``k`` (memoised: asked for every op)."""
+        """The calls from the outermost down to ``k`` (memoised: asked for every call
+        opened and closed)."""
         found = self._chains.get(k)
         if found is None:
             chain, j = [], k
@@ -470,7 +505,7 @@ class _TraceBuilder(_Builder):
     def _op(self, node, i: int, method: _Method) -> None:
         nid = method.take()
         kind, inputs = self.kinds[i], self.in_u[i]
-        here = self._chain(method.call)
+        here = method.chain
         nodes = self.nodes
         seen = []
         for u in inputs:
@@ -483,8 +518,10 @@ class _TraceBuilder(_Builder):
             else:
                 seen.append(self._ref(u, here))
         label, hidden, weight = None, False, None
+        attributes = {name: _attr_repr(node, name, None) for name in node.attributeNames()}
         if kind == "prim::Constant":
-            label, weight = constant_label(node)
+            label, weight = constant_label(node, self.value_of[self.out_u[i][0]],
+                                           attributes)
             hidden = True
         elif kind == "prim::Uninitialized":
             hidden = True
@@ -495,15 +532,15 @@ class _TraceBuilder(_Builder):
         source, user_source = node_locations(node)
         self._add_node(nid, {
             "kind": kind, "label": label or kind.split("::")[-1], "source": source,
-            "arg_names": _arg_names(node), "user_source": user_source,
+            # a constant has no schema (asking torch takes 2 µs)
+            "arg_names": None if kind == "prim::Constant" else _arg_names(node),
+            "user_source": user_source,
             "scope": method.scope[0], "scope_class": method.scope[1], "block": method.block,
             "subgraph_of": None,
             "outputs": [weight] if weight is not None else [self._info(u)
                                                             for u in self.out_u[i]],
             "inputs": [list(r) for r, _ in seen],
-            "attributes": {name: _attr_repr(node, name, None)
-                           for name in node.attributeNames()},
-            "hidden": hidden})
+            "attributes": attributes, "hidden": hidden})
         for ref, info in seen:
             self._link(ref, nid, info)
         refs = self.refs

@@ -78,7 +78,7 @@ _MANGLE = re.compile(r"___torch_mangle_\d+\.")
 
 def demangle(type_name: str) -> str:
     """Drop TorchScript's per-process ``___torch_mangle_N.`` (keeps output deterministic)."""
-    return _MANGLE.sub("", type_name)
+    return _MANGLE.sub("", type_name) if "___torch_mangle_" in type_name else type_name
 
 
 #: torch.export's higher-order ops drawn with their bodies -> the bodies' container kinds
@@ -186,8 +186,9 @@ def value_info(value: torch._C.Value) -> dict:
         scalar = ty.scalarType()
         dtype = _DTYPES.get(scalar, scalar.lower()) if scalar else None
     name = value.debugName()
+    text = getattr(ty, "annotation_str", None)  # a property: computed on every read
     return {"name": name.split(".")[0] if name and not name[0].isdigit() else None,
-            "type": demangle(ty.annotation_str if hasattr(ty, "annotation_str") else str(ty)),
+            "type": demangle(str(ty) if text is None else text),
             "shape": shape, "dtype": dtype}
 
 
