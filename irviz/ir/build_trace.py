@@ -45,18 +45,20 @@ def _qualified(module) -> str:
         return type(module).__qualname__
 
 
-def _plain(module) -> bool:
-    """Whether ``module`` names itself by its class only: a plain ``nn.Module``, whose
+def _plain(cls: type) -> bool:
+    """Whether modules of class ``cls`` are named by their class unless they hold an
+    ``original_name`` themselves (:func:`_named_itself`): plain ``nn.Module`` s, whose
     lookup of ``original_name`` (a scripted module's name) raises, 4 µs a call."""
-    cls = type(module)
-    if hasattr(cls, "original_name") or getattr(cls, "__getattr__", None) \
-            is not torch.nn.Module.__getattr__ \
-            or cls.__getattribute__ is not object.__getattribute__:
-        return False
+    return not hasattr(cls, "original_name") \
+        and getattr(cls, "__getattr__", None) is torch.nn.Module.__getattr__ \
+        and cls.__getattribute__ is object.__getattribute__
+
+
+def _named_itself(module) -> bool:
     own = vars(module)
-    return "original_name" not in own and all(
-        "original_name" not in own.get(where, ()) for where in
-        ("_parameters", "_buffers", "_modules"))
+    return "original_name" in own or "original_name" in own.get("_parameters", ()) \
+        or "original_name" in own.get("_buffers", ()) \
+        or "original_name" in own.get("_modules", ())
 
 
 def _unshaped(info: dict) -> dict:
@@ -280,7 +282,7 @@ class _TraceBuilder(_Builder):
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
         self.infos: dict[int, dict] = {}  # value unique -> its record (see _info)
         self.nodes = self.G._node   # the node records (networkx's view costs a call each)
-        self._names_of: dict[type, tuple[str, str]] = {}  # see _names
+        self._names_of: dict[type, tuple[str, str] | None] = {}  # see _names
         values = list(tg.graph.inputs())[:tg.n_inputs]
         input_ids = self._add_inputs(values, root_class)
         for nid, value in zip(input_ids, values):
@@ -337,29 +339,24 @@ class _TraceBuilder(_Builder):
         """The method's GetAttr chains: parameters' (hidden nodes), then submodules'."""
         tg = self.tg
         base = method.scope[0]
-        chains: list[tuple[int | None, list[str]]] = []
+        inside = base + "."
         attrs = self.attrs[key]
         for kind, i in sorted(attrs, key=attrs.__getitem__, reverse=True):
             path = tg.state[i][0] if kind == "s" else tg.calls[i].path
-            rel = path[len(base) + 1:] if base and path.startswith(base + ".") else path
-            chains.append((i if kind == "s" else None, rel.split(".")))
-        for s, parts in chains:
-            first = method.next
-            method.next += len(parts)
-            if s is None:
+            rel = path[len(inside):] if base and path.startswith(inside) else path
+            method.next += rel.count(".") + 1  # one GetAttr a name
+            if kind != "s":
                 continue
-            nid = f"{method.prefix}n{first + len(parts) - 1}"
-            name = parts[-1]
-            tensor = tg.state[s][1]
+            nid = f"{method.prefix}n{method.next - 1}"
+            owner, _, name = rel.rpartition(".")
             self._add_node(nid, {
                 "kind": "prim::GetAttr", "label": name, "source": None, "arg_names": None,
-                "user_source": None, "scope": method.scope[0],
-                "scope_class": method.scope[1], "block": method.block, "subgraph_of": None,
-                "outputs": [{**tensor_info(tensor, name), "type": "Tensor"}], "inputs": [[
-                    f"module:{_join(base, '.'.join(parts[:-1])) if parts[:-1] else base}"]],
-                "attributes": {"name": name}, "hidden": True,
-                "target": _join(base, ".".join(parts))})
-            method.params[s] = nid
+                "user_source": None, "scope": base, "scope_class": method.scope[1],
+                "block": method.block, "subgraph_of": None,
+                "outputs": [{**tensor_info(tg.state[i][1], name), "type": "Tensor"}],
+                "inputs": [[f"module:{_join(base, owner) if owner else base}"]],
+                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)})
+            method.params[i] = nid
 
     def _open_call(self, k: int) -> None:
         tg = self.tg
@@ -392,12 +389,13 @@ class _TraceBuilder(_Builder):
     def _names(self, module) -> tuple[str, str]:
         """A called module's class name and qualified type, once per class for plain
         modules (their repeated layers)."""
-        if not _plain(module):
+        cls = type(module)
+        names = self._names_of.get(cls, False)
+        if names is False:  # the first module of its class
+            names = self._names_of[cls] = (cls.__name__, _qualified(module)) \
+                if _plain(cls) else None
+        if names is None or _named_itself(module):
             return _class_name(module), _qualified(module)
-        names = self._names_of.get(type(module))
-        if names is None:
-            names = self._names_of[type(module)] = (type(module).__name__,
-                                                    _qualified(module))
         return names
 
     def _chain(self, k: int | None) -> tuple:

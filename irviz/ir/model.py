@@ -256,8 +256,14 @@ def returned_shape(G, call: str) -> str | None:
 
 def tensor_info(tensor: torch.Tensor, name: str | None = None) -> dict:
     """The same record for a real tensor (example inputs, parameters)."""
-    return {"name": name, "type": "Tensor", "shape": list(tensor.shape),
-            "dtype": str(tensor.dtype).replace("torch.", "")}
+    dtype = _DTYPE_NAMES.get(tensor.dtype)
+    if dtype is None:
+        dtype = _DTYPE_NAMES[tensor.dtype] = str(tensor.dtype).replace("torch.", "")
+    return {"name": name, "type": "Tensor", "shape": list(tensor.shape), "dtype": dtype}
+
+
+#: torch dtype -> its name in a record (``float32``), as it is first met (a parameter each)
+_DTYPE_NAMES: dict[torch.dtype, str] = {}
 
 
 def format_shape(info: dict) -> str | None:
