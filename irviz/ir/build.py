@@ -127,6 +127,7 @@ def _attr_repr(node: torch._C.Node, name: str, limit: int | None = 80) -> str:
 
 
 def _cut(text: str, limit: int | None = 80) -> str:
+    """``text`` cut to ``limit`` characters (None: whole)."""
     return text if limit is None or len(text) <= limit else text[:limit - 3] + "..."
 
 
@@ -147,8 +148,8 @@ def constant_label(node: torch._C.Node, out=None,
                    attributes: dict | None = None) -> tuple[str, dict | None]:
     """A constant's label, and for a tensor of more than one element (a frozen weight, a
     trace's mask) its value record: named after its value (``layer1.conv1.weight (bn
-    folded)``), shape and dtype from the tensor itself. Both builders use it; the trace's
-    passes what it read from torch already: ``out``, the node's output, and
+    folded)``), shape and dtype from the tensor itself. Both builders use it; the trace
+    builder passes what it read from torch already: ``out``, the node's output, and
     ``attributes``, the node's attributes as whole texts (:func:`_attr_repr`)."""
     out = node.output() if out is None else out
     if out.type().kind() == "ClassType":   # packed params, a prepacked context
@@ -307,7 +308,7 @@ class _Builder:
     def _add_node(self, nid: str, data: dict) -> None:
         """``G.add_node(nid, **data)``, keeping ``data`` as the node's record: networkx
         copies the keywords into a new dict and clears the graph's cache (empty while it
-        is built) on every call, a third of the cost of a node."""
+        is built) on every call (3 µs a node against 2 µs, measured)."""
         G = self.G
         if nid in G._succ:  # an id seen again: networkx's update
             G.add_node(nid, **data)

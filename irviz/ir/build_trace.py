@@ -55,6 +55,7 @@ def _plain(cls: type) -> bool:
 
 
 def _named_itself(module) -> bool:
+    """Whether a module of a :func:`_plain` class holds an ``original_name`` itself."""
     own = vars(module)
     return "original_name" in own or "original_name" in own.get("_parameters", ()) \
         or "original_name" in own.get("_buffers", ()) \
@@ -149,10 +150,13 @@ class _TraceBuilder(_Builder):
         self.attrs: list[dict] = [{} for _ in range(n + 1)]
         first_node: dict[int, int] = {}
         stack_of = self.stack_of
+        here = None
         for i, stack in enumerate(self._placed()):
             self.node_stack.append(stack)
-            for k in stack:
-                first_node.setdefault(k, i)
+            if stack is not here:  # else its calls have their first node already
+                for k in stack:
+                    first_node.setdefault(k, i)
+                here = stack
             self._uses(self.in_u[i], stack, n, i)
             for u in self.out_u[i]:
                 stack_of[u] = stack
@@ -241,7 +245,9 @@ class _TraceBuilder(_Builder):
                 defined[u] = stack
                 made_by[u] = i
             here = stack
-            begin(by_node.get(i, ()))
+            anchored = by_node.get(i)
+            if anchored:
+                begin(anchored)
         return placed
 
     def _reader(self, state: int, stack: tuple) -> int | None:
