@@ -106,24 +106,26 @@ class _TraceBuilder(_Builder):
         tg = self.tg
         # each node's kind and the uniques of its inputs and outputs, read from torch once
         # (every pass needs them; each read is a C++ call)
-        self.kinds: list[str] = []
-        self.in_u: list[list[int]] = []
-        self.out_u: list[list[int]] = []
+        kinds: list[str] = []
+        in_u: list[list[int]] = []
+        out_u: list[list[int]] = []
         #: value unique -> the value (its record is read from torch when first needed)
-        self.value_of: dict[int, torch._C.Value] = {}
+        value_of: dict[int, torch._C.Value] = {}
         #: value unique -> the index of its node (graph inputs: none)
-        self.made_by: dict[int, int] = {}
+        made_by: dict[int, int] = {}
         for i, node in enumerate(tg.nodes):
-            self.kinds.append(node.kind())
-            self.in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
+            kinds.append(node.kind())
+            in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
             outs = []
             for j in range(node.outputsSize()):
                 value = node.outputsAt(j)
                 u = value.unique()
-                self.value_of[u] = value
-                self.made_by[u] = i
+                value_of[u] = value
+                made_by[u] = i
                 outs.append(u)
-            self.out_u.append(outs)
+            out_u.append(outs)
+        self.kinds, self.in_u, self.out_u = kinds, in_u, out_u
+        self.value_of, self.made_by = value_of, made_by
         self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
         self.node_stack: list[tuple] = []
         inputs = list(tg.graph.inputs())
