@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import networkx as nx
 
@@ -51,6 +52,7 @@ class CostModel:
 
 
 _FREE = Cost(0.0, 0, 0)
+_ONE_OP = Cost(1.0, None, None)   # the op-count fallback
 
 
 def cost_of(data: dict) -> float:
@@ -89,26 +91,30 @@ _HEAVY = _HEAVY_EXTRA + _MATMULS + _CONVS + tuple(_RNN_GATES)
 
 
 def _numel(shape) -> int:
-    return math.prod(d for d in shape if isinstance(d, int)) if shape is not None else 0
+    return math.prod([d for d in shape if isinstance(d, int)]) if shape is not None else 0
 
 
 def _input_shape(G: nx.DiGraph, node: str, index: int):
     """Shape of input ``index``: from the edge, else from a producer that knows it (an
     ``If`` output has one producer per branch; only the branch that ran has a shape)."""
-    producers = G.nodes[node]["inputs"]
+    # networkx's own node and adjacency dicts: its views cost a call per lookup, and this
+    # runs for every input of every op
+    nodes, succ = G._node, G._succ
+    data = nodes[node]
+    producers = data["inputs"]
     if index >= len(producers):
         return None
     for producer in producers[index]:
-        if producer not in G:
+        if producer not in nodes:
             continue
-        edge = G.edges[producer, node] if G.has_edge(producer, node) else {}
-        if edge.get("shape") is not None:
+        edge = succ[producer].get(node)
+        if edge is not None and edge.get("shape") is not None:
             return edge["shape"]
-        for origin in G.nodes[node].get("captured", {}).get(str(index), ()):  # task input
-            outs = G.nodes[origin]["outputs"] if origin in G else []
+        for origin in data.get("captured", {}).get(str(index), ()):  # task input
+            outs = nodes[origin]["outputs"] if origin in nodes else []
             if len(outs) == 1 and outs[0].get("shape") is not None:
                 return outs[0]["shape"]
-        outs = G.nodes[producer]["outputs"]
+        outs = nodes[producer]["outputs"]
         if len(outs) == 1 and outs[0].get("shape") is not None:
             return outs[0]["shape"]
     return None
@@ -119,6 +125,7 @@ def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:
     return constant_label(G, producers[index]) if index < len(producers) else None
 
 
+@lru_cache(maxsize=None)
 def op_name(kind: str) -> str:
     """The op without its overload: ``aten::lstm.input`` (an exported graph's kind) ->
     ``aten::lstm``, the name TorchScript graphs use."""
@@ -188,19 +195,28 @@ def _is_op(data: dict) -> bool:
 
 def annotate_costs(G: nx.DiGraph) -> None:
     """Write ``irviz.cost`` on every node and the model's unit on the graph."""
-    ops = [n for n, d in G.nodes(data=True) if _is_op(d) and d["kind"].startswith("aten::")
-           and any(o["type"] == "Tensor" for o in d["outputs"])]
-    shaped = [n for n in ops if all(o.get("shape") is not None
-                                    for o in G.nodes[n]["outputs"] if o["type"] == "Tensor")]
-    heavy = [n for n in ops if op_name(G.nodes[n]["kind"]) in _HEAVY]
-    estimate = bool(shaped) and set(heavy) <= set(shaped)
-    shaped_set, ops_set = set(shaped), set(ops)
+    ops: set[str] = set()
+    shaped: set[str] = set()
+    estimate = True   # every heavy op has its shapes (and some op has: below)
+    for node, data in G.nodes(data=True):   # one pass: the tensor ops and their shapes
+        if not (_is_op(data) and data["kind"].startswith("aten::")):
+            continue
+        tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
+        if not tensors:
+            continue
+        ops.add(node)
+        if all(o.get("shape") is not None for o in tensors):
+            shaped.add(node)
+        elif op_name(data["kind"]) in _HEAVY:
+            estimate = False
+    estimate = estimate and bool(shaped)
+    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
     for node, data in G.nodes(data=True):
         if not _is_op(data):
             data[COST] = _FREE
             continue
         if not estimate:
-            data[COST] = Cost(1.0, None, None)
+            data[COST] = _ONE_OP
             continue
         kind = op_name(data["kind"])
         if kind in FORK_KINDS:
@@ -208,7 +224,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
             cost, flops, nbytes = GLUE_US, 0, 0
-        elif node in ops_set and node not in shaped_set:
+        elif node in ops and node not in shaped:
             # shapes come from a run (or a trace): a tensor op without them did not run
             cost, flops, nbytes = 0.0, 0, 0
         else:
@@ -220,7 +236,11 @@ def annotate_costs(G: nx.DiGraph) -> None:
             if kind in _RNN_GATES:
                 x = _input_shape(G, node, 0)
                 cost += RNN_STEP_US * (x[0] if x else 1)
-        data[COST] = Cost(round(cost, 3), flops, nbytes)
+        key = (round(cost, 3), flops, nbytes)
+        found = made.get(key)
+        if found is None:
+            found = made[key] = Cost(*key)
+        data[COST] = found
     G.graph[COST_MODEL] = CostModel(
         unit="us" if estimate else "ops",
         basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate
