@@ -139,8 +139,9 @@ def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[_Element]]:
     blocks = G.graph["blocks"]
     elements: dict[str, list[_Element]] = {}
     inside: dict[str, list[tuple]] = {}   # container -> the keys drawn in it, any depth
+    nodes = G._node   # networkx's own node dict: its view costs a call per lookup
     for node in program:
-        data = G.nodes[node]
+        data = nodes[node]
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
         key = _key(data)
