@@ -45,10 +45,9 @@ def memory_facts(G: nx.DiGraph) -> dict | None:
 def value_bytes(info: dict) -> int | None:
     """Bytes of one value record (``{"shape", "dtype"}``), or None when not a tensor of
     known size."""
-    shape, dtype = info.get("shape"), info.get("dtype")
-    if shape is None or dtype not in _ITEMSIZE:
+    shape, size = info.get("shape"), _ITEMSIZE.get(info.get("dtype"))
+    if shape is None or size is None:
         return None
-    size = _ITEMSIZE[dtype]
     for d in shape:
         if not isinstance(d, int):
             return None
@@ -87,7 +86,7 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     """Annotate each value's bytes and the static peak (see the module doc)."""
     # networkx's own node and adjacency dicts: every pass below visits each node, and its
     # views cost a call per lookup
-    nodes, succ = G._node, G._succ
+    nodes, succ, pred = G._node, G._succ, G._pred
     program = list(nodes)   # the builder adds them in program order
     order = {n: i for i, n in enumerate(program)}
     allocates: dict[str, bool] = {}
@@ -112,9 +111,16 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     # last use: the latest consumer, through the aliases that keep a value alive
     last: dict[str, int] = {}
     for node in reversed(program):
-        users = [order[s] for s in succ[node]]
-        users += [last[s] for s in succ[node] if s in last and not allocates[s]]  # a view
-        last[node] = max(users, default=order[node])
+        if not (allocates[node] or pred[node]):
+            continue   # no value of its is freed, nor kept alive by a view (a constant)
+        latest = None
+        for user in succ[node]:
+            at = order[user]
+            if not allocates[user] and user in last and last[user] > at:
+                at = last[user]   # a view of it lives on
+            if latest is None or at > latest:
+                latest = at
+        last[node] = order[node] if latest is None else latest
     frees: dict[int, list[str]] = {}
     for node in allocated:
         frees.setdefault(last[node], []).append(node)
