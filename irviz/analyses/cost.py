@@ -99,15 +99,18 @@ def _input_shape(G: nx.DiGraph, node: str, index: int):
     ``If`` output has one producer per branch; only the branch that ran has a shape)."""
     # networkx's own node and adjacency dicts: its views cost a call per lookup, and this
     # runs for every input of every op
-    nodes, succ = G._node, G._succ
-    data = nodes[node]
-    producers = data["inputs"]
-    if index >= len(producers):
-        return None
-    for producer in producers[index]:
+    data = G._node[node]
+    return _shape_in(G._node, G._pred[node], data, index) \
+        if index < len(data["inputs"]) else None
+
+
+def _shape_in(nodes: dict, into: dict, data: dict, index: int):
+    """:func:`_input_shape` of an input a node has (``data``: its data, ``into``: its
+    in-edges by producer, ``nodes``: every node's data)."""
+    for producer in data["inputs"][index]:
         if producer not in nodes:
             continue
-        edge = succ[producer].get(node)
+        edge = into.get(producer)
         if edge is not None and edge.get("shape") is not None:
             return edge["shape"]
         for origin in data.get("captured", {}).get(str(index), ()):  # task input
@@ -183,8 +186,9 @@ def node_bytes(G: nx.DiGraph, node: str) -> tuple[int, int]:
     for out in data["outputs"]:
         written += _numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
     read = 0
+    nodes, into = G._node, G._pred[node]
     for i in range(len(data["inputs"])):
-        shape = _input_shape(G, node, i)
+        shape = _shape_in(nodes, into, data, i)
         read += _numel(shape) * 4 if shape else 0
     return read, written
 
@@ -198,8 +202,13 @@ def annotate_costs(G: nx.DiGraph) -> None:
     ops: set[str] = set()
     shaped: set[str] = set()
     estimate = True   # every heavy op has its shapes (and some op has: below)
+    todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
     for node, data in G.nodes(data=True):   # one pass: the tensor ops and their shapes
-        if not (_is_op(data) and data["kind"].startswith("aten::")):
+        if not _is_op(data):
+            data[COST] = _FREE
+            continue
+        todo.append((node, data))
+        if not data["kind"].startswith("aten::"):
             continue
         tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
         if not tensors:
@@ -211,10 +220,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
             estimate = False
     estimate = estimate and bool(shaped)
     made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
-    for node, data in G.nodes(data=True):
-        if not _is_op(data):
-            data[COST] = _FREE
-            continue
+    for node, data in todo:
         if not estimate:
             data[COST] = _ONE_OP
             continue
