@@ -235,6 +235,9 @@ class _Finder:
 def annotate_checks(G: nx.DiGraph) -> None:
     """Write ``irviz.check`` / ``irviz.check_part`` and the graph's ``irviz.checks``
     (after :mod:`.shape_arithmetic`: a badge goes on a node the picture draws)."""
+    if not any(data["kind"] in ("prim::If", "prim::Loop") for data in G._node.values()):
+        G.graph[CHECKS] = {}   # a check is an If or a Loop: a trace of Python has neither
+        return
     finder = _Finder(G)
     finder.find()
     for node in finder.part:
