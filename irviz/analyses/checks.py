@@ -62,13 +62,13 @@ class _Finder:
     def __init__(self, G: nx.DiGraph):
         self.G = G
         # the fixpoint below reads every node's data and successors on every pass: read
-        # through plain dicts (the graph does not change while the checks are found)
-        self.data: dict[str, dict] = dict(G.nodes(data=True))
-        self.succ: dict[str, list[str]] = {n: list(nbrs) for n, nbrs in G.adjacency()}
+        # networkx's own node and adjacency dicts, not its views (the graph does not change
+        # while the checks are found)
+        self.data: dict[str, dict] = G._node
+        self.succ: dict[str, dict] = G._succ
         self.blocks = G.graph["blocks"]
-        self.order = {n: i for i, n in enumerate(G)}
         self.visible: dict[str, list[str]] = {cid: [] for cid in self.blocks}
-        for node, data in G.nodes(data=True):
+        for node, data in self.data.items():
             if not data.get("hidden"):
                 self.visible[data["block"]].append(node)
         self.children: dict[str, list[str]] = {cid: [] for cid in self.blocks}
@@ -126,10 +126,11 @@ class _Finder:
         return f"{code} → {what}"
 
     def _as_check(self, node: str) -> str | None:
+        """The text of the check ``node`` is, or None (``node``: unused, not yet part)."""
         data = self.data[node]
-        if node in self.part or not self._unused(node):
-            return None
         kind = data["kind"]
+        if kind not in ("prim::If", "prim::Loop"):
+            return None
         owned = self._owned.get((data["block"], node), [])
         if kind == "prim::If" and len(owned) == 2:
             for raising, other in (owned, owned[::-1]):
@@ -147,8 +148,9 @@ class _Finder:
             changed = False
             for node in reversed(self.data):  # consumers before producers
                 data = self.data[node]
-                if node in self.part or data.get("hidden") or data["kind"] in _KEEP:
-                    continue
+                if node in self.part or data.get("hidden") or data["kind"] in _KEEP \
+                        or not self._unused(node):
+                    continue   # feeds the model: neither a check nor part of one
                 text = self._as_check(node)
                 if text is not None:
                     self.checks[node] = text
@@ -157,8 +159,7 @@ class _Finder:
                     for cid in owned:
                         self.part.update(self._inside(cid))
                     changed = True
-                elif self.succ[node] and self._unused(node) \
-                        and not self._owns_blocks(node):
+                elif self.succ[node] and not self._owns_blocks(node):
                     self.part.add(node)  # only feeds checks: a condition, a shape read
                     changed = True
         # calls that only validate
@@ -173,14 +174,17 @@ class _Finder:
         """The next node of the dataflow after each outermost check, in its container or
         an enclosing one (the graph's return when nothing follows)."""
         out: dict[str, list[str]] = {}
+        if not self.checks:
+            return out
         order = list(self.G)
+        position = {n: i for i, n in enumerate(order)}
         outermost = [n for n in self.checks
                      if not any(a in self.checks for a in self._owners(n))]
-        for check in sorted(outermost, key=self.order.__getitem__):
+        for check in sorted(outermost, key=position.__getitem__):
             if self._in_torch(check):
                 continue  # torch's own argument checks (nn.LSTM's): folded, no badge
             chain = self._chain(self.G.nodes[check]["block"])
-            last = max(self.order[n] for n in [check, *self._owned_nodes(check)])
+            last = max(position[n] for n in [check, *self._owned_nodes(check)])
             anchor = next((n for n in order[last + 1:]
                            if n not in self.part and not is_folded(self.G.nodes[n])
                            and self.G.nodes[n]["block"] in chain), "out")
@@ -231,6 +235,9 @@ class _Finder:
 def annotate_checks(G: nx.DiGraph) -> None:
     """Write ``irviz.check`` / ``irviz.check_part`` and the graph's ``irviz.checks``
     (after :mod:`.shape_arithmetic`: a badge goes on a node the picture draws)."""
+    if not any(data["kind"] in ("prim::If", "prim::Loop") for data in G._node.values()):
+        G.graph[CHECKS] = {}   # a check is an If or a Loop: a trace of Python has neither
+        return
     finder = _Finder(G)
     finder.find()
     for node in finder.part:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import networkx as nx
 
@@ -51,6 +52,7 @@ class CostModel:
 
 
 _FREE = Cost(0.0, 0, 0)
+_ONE_OP = Cost(1.0, None, None)   # the op-count fallback
 
 
 def cost_of(data: dict) -> float:
@@ -89,26 +91,33 @@ _HEAVY = _HEAVY_EXTRA + _MATMULS + _CONVS + tuple(_RNN_GATES)
 
 
 def _numel(shape) -> int:
-    return math.prod(d for d in shape if isinstance(d, int)) if shape is not None else 0
+    return math.prod([d for d in shape if isinstance(d, int)]) if shape is not None else 0
 
 
 def _input_shape(G: nx.DiGraph, node: str, index: int):
     """Shape of input ``index``: from the edge, else from a producer that knows it (an
     ``If`` output has one producer per branch; only the branch that ran has a shape)."""
-    producers = G.nodes[node]["inputs"]
-    if index >= len(producers):
-        return None
-    for producer in producers[index]:
-        if producer not in G:
+    # networkx's own node and adjacency dicts: its views cost a call per lookup, and this
+    # runs for every input of every op
+    data = G._node[node]
+    return _shape_in(G._node, G._pred[node], data, index) \
+        if index < len(data["inputs"]) else None
+
+
+def _shape_in(nodes: dict, into: dict, data: dict, index: int):
+    """:func:`_input_shape` of an input a node has (``data``: its data, ``into``: its
+    in-edges by producer, ``nodes``: every node's data)."""
+    for producer in data["inputs"][index]:
+        if producer not in nodes:
             continue
-        edge = G.edges[producer, node] if G.has_edge(producer, node) else {}
-        if edge.get("shape") is not None:
+        edge = into.get(producer)
+        if edge is not None and edge.get("shape") is not None:
             return edge["shape"]
-        for origin in G.nodes[node].get("captured", {}).get(str(index), ()):  # task input
-            outs = G.nodes[origin]["outputs"] if origin in G else []
+        for origin in data.get("captured", {}).get(str(index), ()):  # task input
+            outs = nodes[origin]["outputs"] if origin in nodes else []
             if len(outs) == 1 and outs[0].get("shape") is not None:
                 return outs[0]["shape"]
-        outs = G.nodes[producer]["outputs"]
+        outs = nodes[producer]["outputs"]
         if len(outs) == 1 and outs[0].get("shape") is not None:
             return outs[0]["shape"]
     return None
@@ -119,6 +128,7 @@ def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:
     return constant_label(G, producers[index]) if index < len(producers) else None
 
 
+@lru_cache(maxsize=None)
 def op_name(kind: str) -> str:
     """The op without its overload: ``aten::lstm.input`` (an exported graph's kind) ->
     ``aten::lstm``, the name TorchScript graphs use."""
@@ -176,8 +186,9 @@ def node_bytes(G: nx.DiGraph, node: str) -> tuple[int, int]:
     for out in data["outputs"]:
         written += _numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
     read = 0
+    nodes, into = G._node, G._pred[node]
     for i in range(len(data["inputs"])):
-        shape = _input_shape(G, node, i)
+        shape = _shape_in(nodes, into, data, i)
         read += _numel(shape) * 4 if shape else 0
     return read, written
 
@@ -188,19 +199,30 @@ def _is_op(data: dict) -> bool:
 
 def annotate_costs(G: nx.DiGraph) -> None:
     """Write ``irviz.cost`` on every node and the model's unit on the graph."""
-    ops = [n for n, d in G.nodes(data=True) if _is_op(d) and d["kind"].startswith("aten::")
-           and any(o["type"] == "Tensor" for o in d["outputs"])]
-    shaped = [n for n in ops if all(o.get("shape") is not None
-                                    for o in G.nodes[n]["outputs"] if o["type"] == "Tensor")]
-    heavy = [n for n in ops if op_name(G.nodes[n]["kind"]) in _HEAVY]
-    estimate = bool(shaped) and set(heavy) <= set(shaped)
-    shaped_set, ops_set = set(shaped), set(ops)
-    for node, data in G.nodes(data=True):
+    ops: set[str] = set()
+    shaped: set[str] = set()
+    estimate = True   # every heavy op has its shapes (and some op has: below)
+    todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
+    for node, data in G.nodes(data=True):   # one pass: the tensor ops and their shapes
         if not _is_op(data):
             data[COST] = _FREE
             continue
+        todo.append((node, data))
+        if not data["kind"].startswith("aten::"):
+            continue
+        tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
+        if not tensors:
+            continue
+        ops.add(node)
+        if all(o.get("shape") is not None for o in tensors):
+            shaped.add(node)
+        elif op_name(data["kind"]) in _HEAVY:
+            estimate = False
+    estimate = estimate and bool(shaped)
+    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
+    for node, data in todo:
         if not estimate:
-            data[COST] = Cost(1.0, None, None)
+            data[COST] = _ONE_OP
             continue
         kind = op_name(data["kind"])
         if kind in FORK_KINDS:
@@ -208,7 +230,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
             cost, flops, nbytes = GLUE_US, 0, 0
-        elif node in ops_set and node not in shaped_set:
+        elif node in ops and node not in shaped:
             # shapes come from a run (or a trace): a tensor op without them did not run
             cost, flops, nbytes = 0.0, 0, 0
         else:
@@ -220,7 +242,11 @@ def annotate_costs(G: nx.DiGraph) -> None:
             if kind in _RNN_GATES:
                 x = _input_shape(G, node, 0)
                 cost += RNN_STEP_US * (x[0] if x else 1)
-        data[COST] = Cost(round(cost, 3), flops, nbytes)
+        key = (round(cost, 3), flops, nbytes)
+        found = made.get(key)
+        if found is None:
+            found = made[key] = Cost(*key)
+        data[COST] = found
     G.graph[COST_MODEL] = CostModel(
         unit="us" if estimate else "ops",
         basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate

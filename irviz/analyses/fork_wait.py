@@ -321,11 +321,24 @@ def _first_wait(fork: str, waits: list[str], order: dict[str, int],
 
 def annotate_fork_waits(G: nx.DiGraph) -> None:
     """Pair forks and waits and describe each fork's region (see module doc)."""
-    order = program_order(G)
-    for _, data in G.nodes(data=True):
+    forks: list[str] = []
+    wait_nodes: list[str] = []
+    for node, data in G.nodes(data=True):   # one pass; most programs have neither
         if data["kind"] in WAIT_KINDS:
             data[FORKS] = []
-    forks = [n for n, d in G.nodes(data=True) if d["kind"] in FORK_KINDS]
+            wait_nodes.append(node)
+        elif data["kind"] in FORK_KINDS:
+            forks.append(node)
+    if forks:
+        _pair(G, forks, wait_nodes)
+    G.graph[UNPAIRED] = Unpaired(
+        forks=[f for f in forks if not G.nodes[f][WAITS]],
+        waits=[w for w in wait_nodes if not G.nodes[w][FORKS]])
+
+
+def _pair(G: nx.DiGraph, forks: list[str], wait_nodes: list[str]) -> None:
+    """Annotate the waits of each fork, the forks of each wait and each fork's region."""
+    order = program_order(G)
     loops = _LoopEdges.of(G)
     direct: dict[str, set[str]] = {}
     for fork in forks:
@@ -333,9 +346,8 @@ def annotate_fork_waits(G: nx.DiGraph) -> None:
         reached = G.nodes[fork][WAITS] = sorted(reached, key=order.__getitem__)
         for wait in reached:
             G.nodes[wait][FORKS].append(fork)
-    for data in G.nodes.values():
-        if data["kind"] in WAIT_KINDS:
-            data[FORKS].sort(key=order.__getitem__)
+    for wait in wait_nodes:
+        G.nodes[wait][FORKS].sort(key=order.__getitem__)
     spans = {}
     for fork in forks:
         reached = G.nodes[fork][WAITS]
@@ -350,6 +362,3 @@ def annotate_fork_waits(G: nx.DiGraph) -> None:
             other for other in forks if other != fork
             and G.nodes[other]["subgraph_of"] == level
             and spans[other][0] < end and start < spans[other][1]]
-    G.graph[UNPAIRED] = Unpaired(
-        forks=[f for f in forks if not G.nodes[f][WAITS]],
-        waits=[n for n, d in G.nodes(data=True) if d["kind"] in WAIT_KINDS and not d[FORKS]])

@@ -19,7 +19,6 @@ the peak by the top-level module that made them; ``unknown``: tensors of unknown
 """
 from __future__ import annotations
 
-import math
 from functools import lru_cache
 
 import networkx as nx
@@ -46,10 +45,14 @@ def memory_facts(G: nx.DiGraph) -> dict | None:
 def value_bytes(info: dict) -> int | None:
     """Bytes of one value record (``{"shape", "dtype"}``), or None when not a tensor of
     known size."""
-    shape, dtype = info.get("shape"), info.get("dtype")
-    if shape is None or dtype not in _ITEMSIZE or any(not isinstance(d, int) for d in shape):
+    shape, size = info.get("shape"), _ITEMSIZE.get(info.get("dtype"))
+    if shape is None or size is None:
         return None
-    return math.prod(shape) * _ITEMSIZE[dtype]
+    for d in shape:
+        if not isinstance(d, int):
+            return None
+        size *= d
+    return size
 
 
 @lru_cache(maxsize=None)
@@ -81,41 +84,51 @@ def _allocates(G: nx.DiGraph, data: dict) -> bool:
 
 def annotate_memory(G: nx.DiGraph) -> dict:
     """Annotate each value's bytes and the static peak (see the module doc)."""
-    order = {n: i for i, n in enumerate(G.nodes)}   # the builder adds them in program order
+    # networkx's own node and adjacency dicts: every pass below visits each node, and its
+    # views cost a call per lookup
+    nodes, succ, pred = G._node, G._succ, G._pred
+    program = list(nodes)   # the builder adds them in program order
+    order = {n: i for i, n in enumerate(program)}
+    allocates: dict[str, bool] = {}
     allocated: dict[str, int] = {}
     unknown = 0
-    for node, data in G.nodes(data=True):
-        if not _allocates(G, data):
+    for node, data in nodes.items():
+        allocates[node] = _allocates(G, data)
+        outs = data.get("outputs", [])
+        if len(outs) == 1 and succ[node]:   # the bytes of its one value, on each edge
+            size = value_bytes(outs[0])
+            if size:
+                for edata in succ[node].values():
+                    edata[BYTES] = size
+        if not allocates[node]:
             continue
-        sizes = [value_bytes(o) for o in data.get("outputs", [])
-                 if str(o.get("type", "")).startswith("Tensor")]
+        sizes = [value_bytes(o) for o in outs if str(o.get("type", "")).startswith("Tensor")]
         unknown += sum(1 for b in sizes if b is None)
         total = sum(b for b in sizes if b)
         if total:
             allocated[node] = total
             data[BYTES] = total
-    for u, v, edata in G.edges(data=True):
-        outs = G.nodes[u].get("outputs", [])
-        if len(outs) == 1:
-            size = value_bytes(outs[0])
-            if size:
-                edata[BYTES] = size
     # last use: the latest consumer, through the aliases that keep a value alive
     last: dict[str, int] = {}
-    for node in reversed(list(G.nodes)):
-        users = [order[s] for s in G.successors(node)]
-        for s in G.successors(node):
-            if s in last and not _allocates(G, G.nodes[s]):
-                users.append(last[s])   # a view of it lives on
-        last[node] = max(users, default=order[node])
+    for node in reversed(program):
+        if not (allocates[node] or pred[node]):
+            continue   # no value of its is freed, nor kept alive by a view (a constant)
+        latest = None
+        for user in succ[node]:
+            at = order[user]
+            if not allocates[user] and user in last and last[user] > at:
+                at = last[user]   # a view of it lives on
+            if latest is None or at > latest:
+                latest = at
+        last[node] = order[node] if latest is None else latest
     frees: dict[int, list[str]] = {}
     for node in allocated:
         frees.setdefault(last[node], []).append(node)
-    peak, peak_at = _replay(G, allocated, frees, order, None)
-    _, peak_live = _replay(G, allocated, frees, order, peak_at)
+    peak, peak_at = _replay(program, allocated, frees, None)
+    _, peak_live = _replay(program, allocated, frees, peak_at)
     by_module: dict[str, int] = {}
     for node, size in (peak_live or {}).items():
-        top = (G.nodes[node].get("scope") or "").split(".")[0] or "<root>"
+        top = (nodes[node].get("scope") or "").split(".")[0] or "<root>"
         by_module[top] = by_module.get(top, 0) + size
     facts = {"peak_bytes": peak, "peak_at": peak_at,
              "by_module": dict(sorted(by_module.items(), key=lambda kv: -kv[1])),
@@ -124,13 +137,13 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     return facts
 
 
-def _replay(G, allocated, frees, order, stop):
+def _replay(program, allocated, frees, stop):
     """Walk program order allocating and freeing: ``(peak, node at the peak)``, or with
     ``stop`` the values live just after ``stop`` allocated ``(0, {node: bytes})``."""
     live: dict[str, int] = {}
     current = peak = 0
     peak_at = None
-    for node in G.nodes:
+    for at, node in enumerate(program):
         if node in allocated:
             live[node] = allocated[node]
             current += allocated[node]
@@ -138,6 +151,6 @@ def _replay(G, allocated, frees, order, stop):
                 return 0, live
             if current > peak:
                 peak, peak_at = current, node
-        for freed in frees.get(order[node], ()):
+        for freed in frees.get(at, ()):
             current -= live.pop(freed, 0)
     return peak, peak_at

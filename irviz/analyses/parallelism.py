@@ -197,6 +197,18 @@ def _longest_path(D: nx.DiGraph, weight: dict[str, float],
     return path, span
 
 
+def _chain_path(chain: list[str], weight: dict[str, float]) -> tuple[list[str], float]:
+    """:func:`_longest_path` of one thread and no forks, where the task DAG is ``chain``
+    (program order) itself: the path runs from its start to its heaviest prefix."""
+    dist = span = 0.0
+    end = -1
+    for at, node in enumerate(chain):
+        dist = weight.get(node, 0.0) + dist
+        if end < 0 or dist > span:   # ties: the earlier node, as there
+            end, span = at, dist
+    return chain[:end + 1], span
+
+
 def measured_critical_path(G: nx.DiGraph, weight: dict[str, float]) -> tuple[list[str], float]:
     """The critical path with measured times (``weight``: µs per node and run) instead of
     the cost model's: the same task DAG, each thread in program order, a task beside its
@@ -217,7 +229,6 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
                          cpu_count: int | None = None,
                          intraop_threads: int | None = None) -> ParallelismFacts:
     """Compute and annotate work, span, critical path, width and predicted speed-up."""
-    order = program_order(G)
     weight: dict[str, float] = {}
     work = 0.0
     dynamic = False
@@ -229,23 +240,31 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     for node, data in G.nodes(data=True):
         if data["kind"] in FORK_KINDS:
             forks.append(node)
+        level = data["subgraph_of"]
         if not data.get("hidden"):
             drawn.append(node)
-            levels.setdefault(data["subgraph_of"], []).append(node)
+            levels.setdefault(level, []).append(node)
         cost = cost_of(data)
-        place = (data["block"], data["subgraph_of"])
-        if place not in per_place:
-            per_place[place] = _multiplicities(G, node)
-        total, on_thread, dyn = per_place[place]
+        place = (data["block"], level)
+        found = per_place.get(place)
+        if found is None:
+            found = per_place[place] = _multiplicities(G, node)
+        total, on_thread, dyn = found
         dynamic |= dyn and cost > 0
         work += cost * total
         weight[node] = cost * on_thread
-    D = _task_dag(G, drawn, levels, forks)
-    path, span = _longest_path(D, weight, order)
+    if forks or len(levels) > 1:
+        order = program_order(G)
+        path, span = _longest_path(_task_dag(G, drawn, levels, forks), weight, order)
+        width = _width(G, None, levels, order)
+    else:   # one thread: the task DAG is the program itself
+        path, span = _chain_path(drawn, weight)
+        width = 1
     if forks:  # else the path is the whole program
         for node in path:
             G.nodes[node][CRITICAL] = True
-    for fork, data in G.nodes(data=True):
+    for fork in forks:   # only forks have a region
+        data = G.nodes[fork]
         found = region(data)
         if found is not None:
             data[TASK] = TaskCosts(
@@ -284,7 +303,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         predicted_speedup_intraop1=one if one is not None else bound1,
         limit=round(limit, 3), interop_threads=interop, cpu_count=cpus,
         intraop_threads=intra, caller_works=caller_works,
-        width=_width(G, None, levels, order), critical_path=path,
+        width=width, critical_path=path,
         dynamic_trip_counts=dynamic, predictions=predictions, prediction_basis=basis)
     G.graph[FACTS] = result
     G.graph[HAZARDS_KEY] = _hazards(G, interop, unit, forks)

@@ -134,16 +134,19 @@ class _Element:
     is_child: bool = False
 
 
-def _elements(G: nx.DiGraph, program: list[str]) -> dict[str, list[_Element]]:
+def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
     """Container -> its elements (:class:`_Element`) in program order."""
     blocks = G.graph["blocks"]
     elements: dict[str, list[_Element]] = {}
     inside: dict[str, list[tuple]] = {}   # container -> the keys drawn in it, any depth
-    for node in program:
-        data = G.nodes[node]
+    keys: dict[tuple, tuple] = {}   # one key object per (kind, line): most nodes repeat one
+    # networkx's own node dict, in program order: its view costs a call per node
+    for node, data in G._node.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
-        key = _key(data)
+        key = keys.get((data["kind"], data.get("user_source")))
+        if key is None:
+            key = keys[data["kind"], data.get("user_source")] = _key(data)
         child = data["block"]
         elements.setdefault(child, []).append(_Element(key, node, node, node))
         inside.setdefault(child, []).append(key)
@@ -189,9 +192,11 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     if G.graph.get("mode") not in ("trace", "export"):
         return
     blocks = G.graph["blocks"]
-    program = list(G)
-    order = {n: i for i, n in enumerate(program)}
-    for block, seq in _elements(G, program).items():
+    program: list[str] = []
+    order: dict[str, int] = {}   # numbered when a run is found (most graphs have none)
+    for block, seq in _elements(G).items():
+        if len(seq) < MIN_ITERATIONS:
+            continue   # too short to repeat (a module call of one op)
         for start, period, repeats in find_runs([element.key for element in seq]):
             body = seq[start:start + period]
             if all(element.is_child for element in body):
@@ -202,6 +207,9 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
                       for e in seq[start + r * period:start + (r + 1) * period]
                       if e.is_child and blocks[e.tag]["kind"] in CALL_KINDS]
                      for r in range(repeats)]
+            if not order:
+                program = list(G)
+                order.update((n, i) for i, n in enumerate(program))
             runs.append({"block": block, "iterations": iterations,
                          "lines": _lines(G, *iterations[0], program, order),
                          "same_calls": all(c == calls[0] for c in calls)})
