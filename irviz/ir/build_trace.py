@@ -150,15 +150,9 @@ class _TraceBuilder(_Builder):
         for a node the tracer inserted after the value it reads (``aten::Int`` of a size
         read later, in another call), which sits in that value's call."""
         tg, ins, kinds = self.tg, self.ins, self.kinds
-        raw = []
+        raw = tg.stacks
         last: dict[int, int] = {}
-        stacks: dict[str, tuple] = {"": ()}   # scope name -> its calls, parsed once
-        for i, node in enumerate(tg.nodes):
-            scope = node.scopeName()
-            stack = stacks.get(scope)
-            if stack is None:
-                stack = stacks[scope] = tuple(int(s) for s in scope.split("/"))
-            raw.append(stack)
+        for i, stack in enumerate(raw):
             for k in stack:
                 last[k] = i
         begun: set[int] = set()
