@@ -20,8 +20,8 @@ from typing import Any
 
 import torch
 
-#: the attribute on the node recorded right before a call's boundary: the boundary's index
-#: (removed once read)
+#: the attribute on the node recorded right before a marker of calls' boundaries (removed
+#: once read)
 _BEFORE = "irviz_before"
 
 #: what the tracer inserts right after a value an op reads as a number, in that op's scope
@@ -96,12 +96,12 @@ class _CallNames(dict):
                 dict.__setitem__(self, module, name)
         self.calls: list[TracedCall] = []
         self._open: list[int] = []
-        #: per boundary, in order: the call entered (None: an exit) and what the graph held
-        #: right before its marker: "node" (tagged with the boundary), "marker" or "start"
-        self.events: list[tuple[int | None, str]] = []
-        #: each boundary's marker node (kept to know them in the graph after the trace)
-        self.markers: list = []
+        #: per marker, in graph order: its node, whether the model's node before it was
+        #: tagged (else it is the first node), and the boundaries it stands for: the call
+        #: entered, or None for an exit
+        self.markers: list[tuple[Any, bool, list[int | None]]] = []
         self.graph: torch._C.Graph | None = None
+        self._end = None
 
     def get(self, module, default=None):
         path = dict.get(self, module)
@@ -120,20 +120,21 @@ class _CallNames(dict):
         self._mark(None)
 
     def _mark(self, call: int | None) -> None:
-        """Record a boundary as a ``prim::Print`` node (torch's passes keep it: it has an
-        effect), after whatever the tracer recorded last."""
+        """Record a boundary: on the last marker when the tracer recorded nothing since,
+        else on a new ``prim::Print`` node (torch's passes keep it: it has an effect), with
+        the node before it tagged (kept unless torch removes it as dead code)."""
+        if self._end is None:
+            self._end = self.graph.return_node()
+        last = self._end.prev()
+        if self.markers and last is self.markers[-1][0]:
+            self.markers[-1][2].append(call)
+            return
+        tagged = last.kind() != "prim::Param"
+        if tagged:
+            last.i_(_BEFORE, 1)
         marker = self.graph.create("prim::Print", 0)
         self.graph.insertNode(marker)
-        last = marker.prev()
-        if self.markers and last is self.markers[-1]:
-            before = "marker"
-        elif last.kind() == "prim::Param":
-            before = "start"
-        else:  # a node of the model: it keeps the tag unless torch removes it as dead code
-            last.i_(_BEFORE, len(self.events))
-            before = "node"
-        self.events.append((call, before))
-        self.markers.append(marker)
+        self.markers.append((marker, tagged, [call]))
 
 
 class _Boundaries:
@@ -168,33 +169,27 @@ class _Boundaries:
 def _read_markers(names: _CallNames, nodes: list) -> tuple[list, list[tuple]]:
     """The graph's nodes without the markers (destroyed), each one's stack of open calls,
     and each call's anchor (see :attr:`TracedCall.anchor`)."""
-    events, markers = names.events, names.markers
+    markers = names.markers
     kept: list = []
     stacks: list[tuple] = []
     stack: tuple = ()
-    #: per boundary: the anchor of a call entered right after its marker
-    after: list[tuple | None] = []
-    e = 0
+    m = 0
     start = 0   # where the nodes after the last marker start in ``kept``
     for node in nodes:
-        if e < len(markers) and node is markers[e]:
-            call, before = events[e]
-            if before == "start":
-                here = ("start", None)
-            elif before == "marker":
-                here = after[e - 1]
-            else:   # the tagged node, unless torch removed it as dead code (None)
-                here = _tagged(kept, start)
-            if call is None:
-                stack = stack[:-1]
-                after.append(here)
-            else:
-                names.calls[call].anchor = here
-                stack = stack + (call,)
-                after.append(("call", call))
+        if m < len(markers) and node is markers[m][0]:
+            _, tagged, boundaries = markers[m]
+            # the tagged node, unless torch removed it as dead code (None)
+            here = _tagged(kept, start) if tagged else ("start", None)
+            for call in boundaries:
+                if call is None:
+                    stack = stack[:-1]
+                else:
+                    names.calls[call].anchor = here
+                    stack = stack + (call,)
+                    here = ("call", call)
             node.destroy()
             start = len(kept)
-            e += 1
+            m += 1
             continue
         kept.append(node)
         stacks.append(stack)
