@@ -111,11 +111,14 @@ class _CallNames(dict):
         self.calls.append(TracedCall(path, module, self._open[-1] if self._open else None))
         return str(index)
 
-    def enter(self, index: int) -> None:
+    def enter(self, name: str) -> None:
+        """``push_scope(name)``: call ``name`` (its index) starts."""
+        index = int(name)
         self._open.append(index)
         self._mark(index)
 
     def exit(self) -> None:
+        """``pop_scope()``: the innermost open call returns."""
         self._open.pop()
         self._mark(None)
 
@@ -146,6 +149,8 @@ class _Boundaries:
 
     def __init__(self, names: _CallNames, real):
         self._names, self._real, self._state = names, real, None
+        # the tracer's calls, one per module call: straight to the record
+        self.push_scope, self.pop_scope = names.enter, names.exit
 
     def __call__(self):
         state = self._real()
@@ -155,12 +160,6 @@ class _Boundaries:
             self._state = state
             self._names.graph = state.graph()
         return self
-
-    def push_scope(self, name: str) -> None:
-        self._names.enter(int(name))
-
-    def pop_scope(self) -> None:
-        self._names.exit()
 
     def __getattr__(self, name):
         return getattr(self._state, name)
