@@ -1,5 +1,5 @@
 """Trace mode without the TracedModule (issue 16): a plain module tree is drawn from the
-traced graph with its module calls from the scope names, node for node as the
+traced graph with its module calls from the trace's call markers, node for node as the
 TracedModule route draws it; models holding TorchScript keep the TracedModule route."""
 from __future__ import annotations
 
