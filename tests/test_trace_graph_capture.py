@@ -1,5 +1,5 @@
 """Trace mode without the TracedModule (issue 16): a plain module tree is drawn from the
-traced graph with its module calls from the scope names, node for node as the
+traced graph with its module calls from the trace's call markers, node for node as the
 TracedModule route draws it; models holding TorchScript keep the TracedModule route."""
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import torch
 from torch import nn
 
 from irviz.analyses.pipeline import graph_of
+from irviz.frontends import trace_graph
 from irviz.frontends.capture import capture
 from irviz.frontends.inputs import ExampleInputs
 from irviz.frontends.loader import target_of
@@ -111,6 +112,44 @@ def test_render_does_not_build_the_traced_module_and_running_builds_it_once():
     assert isinstance(traced, torch.jit.ScriptModule) and cap.scripted is traced
     assert cap.warnings == warned  # the second trace's warnings are not recorded again
     assert torch.equal(out[0], torch.tanh(target.obj.dg(target.obj.linear(x)) + h))
+
+
+class Sizes(nn.Module):
+    """Sizes read as numbers in a later call than the one that made them: the tracer puts
+    their ``aten::Int`` right after the size, in the reading call's scope."""
+
+    class Make(nn.Module):
+        def forward(self, x):
+            return x * 2, x.size(0), x.size(1)
+
+    class Read(nn.Module):
+        def forward(self, x, n, m):
+            return x.view(n, -1) + m, x.reshape(m, n)
+
+    def __init__(self):
+        super().__init__()
+        self.make, self.id, self.read = Sizes.Make(), nn.Identity(), Sizes.Read()
+
+    def forward(self, x):
+        y, n, m = self.make(x)
+        w, v = self.read(self.id(y), n, m)
+        return w.view(n, m) + v.sum() * n + torch.zeros(m, n).sum()
+
+
+@pytest.mark.parametrize("model", [Outer, Sizes])
+def test_each_node_runs_in_the_calls_torchs_scopes_say(model, monkeypatch):
+    torch.manual_seed(0)
+    module, x = model().eval(), torch.rand(3, 4)
+    tg = trace_graph.trace_graph(module, (x,), True)
+    assert not any(n.scopeName() or n.hasAttribute("irviz_before") for n in tg.nodes)
+    assert not any(n.kind() == "prim::Print" for n in tg.nodes)
+    # torch's own scope blocks: each call's index is its scope name
+    monkeypatch.setattr(trace_graph, "_Boundaries", lambda names, real: real)
+    scoped = trace_graph.trace_graph(module, (x,), True)
+    assert [n.kind() for n in tg.nodes] == [n.kind() for n in scoped.nodes]
+    assert tg.stacks == [tuple(int(k) for k in n.scopeName().split("/")) if n.scopeName()
+                         else () for n in scoped.nodes]
+    assert [c.path for c in tg.calls] == [c.path for c in scoped.calls]
 
 
 class Holder(nn.Module):

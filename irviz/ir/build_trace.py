@@ -188,19 +188,14 @@ class _TraceBuilder(_Builder):
             self.attrs[owner].setdefault(key, where[k])
 
     def _placed(self) -> list[tuple]:
-        """Each node's calls, where the node sits in the TracedModule: its scope, except
+        """Each node's calls, where the node sits in the TracedModule: the calls open when
+        it was recorded (:attr:`TraceGraph.stacks`, torch's scopes as they would be), except
         for a node the tracer inserted after the value it reads (``aten::Int`` of a size
         read later, in another call), which sits in that value's call."""
         tg, ins, kinds = self.tg, self.in_u, self.kinds
-        raw = []
+        raw = tg.stacks
         last: dict[int, int] = {}
-        stacks: dict[str, tuple] = {"": ()}   # scope name -> its calls, parsed once
-        for i, node in enumerate(tg.nodes):
-            scope = node.scopeName()
-            stack = stacks.get(scope)
-            if stack is None:
-                stack = stacks[scope] = tuple(int(s) for s in scope.split("/"))
-            raw.append(stack)
+        for i, stack in enumerate(raw):
             for k in stack:
                 last[k] = i
         begun: set[int] = set()
@@ -214,7 +209,7 @@ class _TraceBuilder(_Builder):
             elif kind in ("call", "start"):
                 by_call.setdefault(at, []).append(k)
             else:
-                unknown.append(k)  # its anchor was dead code: trust its scope
+                unknown.append(k)  # its anchor was dead code: trust its stack
 
         def begin(keys):
             for k in keys:
