@@ -25,8 +25,9 @@ import torch
 _BEFORE = "irviz_before"
 
 #: what the tracer inserts right after a value an op reads as a number, in that op's scope
-_CONVERSIONS = frozenset({"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
-                          "aten::IntImplicit", "aten::FloatImplicit"})
+#: (the graph build puts such a node where the value is made)
+CONVERSIONS = frozenset({"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
+                         "aten::IntImplicit", "aten::FloatImplicit"})
 #: node kinds a trace of plain Python modules never has: scripted code inside the model
 #: (a ScriptFunction called, a fork, control flow) is drawn by the TracedModule route
 _SCRIPTED_KINDS = frozenset({"prim::CallFunction", "prim::CallMethod", "prim::fork",
@@ -213,7 +214,7 @@ def _after_its_value(node) -> bool:
     value = node.inputsAt(0)
     made, before = value.node(), node.prev()
     while before is not made:
-        if before.kind() not in _CONVERSIONS or before.inputsAt(0).unique() != value.unique():
+        if before.kind() not in CONVERSIONS or before.inputsAt(0).unique() != value.unique():
             return False
         before = before.prev()
     return True
@@ -278,7 +279,7 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     conversions = []
     for i, node in enumerate(nodes):
         kind = node.kind()
-        if kind in _CONVERSIONS:
+        if kind in CONVERSIONS:
             conversions.append(i)
         if kind in _SCRIPTED_KINDS:
             raise Unsupported(kind)

@@ -26,16 +26,13 @@ import networkx as nx
 import torch
 
 from ..frontends.capture import Capture
+from ..frontends.trace_graph import CONVERSIONS as _CONVERSIONS
 from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join,
                     constant_label)
 from .model import demangle, tensor_info, value_info
 from .source import node_locations
 
 
-#: what the tracer inserts right after a value it later reads as a number (in whichever
-#: call reads it): the node sits where the value is made, whatever its scope says
-_CONVERSIONS = frozenset({"aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit",
-                          "aten::IntImplicit", "aten::FloatImplicit"})
 
 
 def _qualified(module) -> str:
