@@ -275,22 +275,16 @@ class _DotWriter:
 
     # -- edges -------------------------------------------------------------------
     def _emit_edges(self) -> None:
-        G, rep = self.G, self.plan.representative
-        position: dict[str, int] = {}
-        for n in G:
-            r = rep[n]
-            if r is not None and r not in position:
-                position[r] = len(position)
+        G, rep, position = self.G, self.plan.representative, self.plan.position
         seen: set[tuple[str, str]] = set()
         fed: set[str] = set()  # drawn items a (non-ghost) edge flows into
         ghosts = 0
         layout = self.plan.layout
         span = layout.ghost_span if layout.nodes else GHOST_SPAN
         merged: dict[str, list[str]] = {}   # consumer -> the far values its one ghost stands for
-        for u, v, data in G.edges(data=True):
+        for u, v in self.plan.edges:   # one per pair of drawn ids
+            data = G.adj[u][v]
             ru, rv = rep[u], rep[v]
-            if ru is None or rv is None or ru == rv or (ru, rv) in seen:
-                continue
             seen.add((ru, rv))
             attrs = dict(EDGE_STYLE[_edge_kind(data)])
             attrs["tooltip"] = self.labels.edge_tooltip(data)

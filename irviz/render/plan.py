@@ -17,6 +17,8 @@ import functools
 import os
 import sys
 from dataclasses import dataclass, field
+from itertools import filterfalse
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
@@ -196,6 +198,12 @@ class DrawPlan:
     #: instead of walking every node again
     call_nodes: Mapping[str, list[str]] | None = field(default=None, compare=False,
                                                          repr=False)
+    #: the data edges drawn: the first IR edge ``(u, v)`` of each pair of drawn ids an
+    #: edge joins, in ``G.edges()`` order (the DOT writer walks these, not every edge)
+    edges: tuple[tuple[str, str], ...] = ()
+    #: drawn id -> its place among the drawn ids, in program order
+    position: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}),
+                                        compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -304,6 +312,20 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     return out
 
 
+class _Drawing(NamedTuple):
+    """One picture the planner judged: its collapsed containers and rolled nodes, IR node
+    -> drawn id, drawn id -> its place in program order, (drawn u, drawn v) -> the ranks
+    the edge spans (negative: its source may be drawn as a ghost), and the first IR edge
+    of each drawn pair, in ``G.edges()`` order."""
+
+    collapsed: dict[str, str]
+    rolled: dict[str, str]
+    rep: dict[str, str | None]
+    position: dict[str, int]
+    pairs: dict[tuple[str, str], int]
+    firsts: tuple[tuple[str, str], ...]
+
+
 def plan_view(G: nx.DiGraph, options: RenderOptions | None = None) -> DrawPlan:
     """Decide what the picture of ``G`` draws under ``options`` (see the module doc).
 
@@ -348,6 +370,9 @@ class _Planner:
                 unfolded.append(node)
         #: (u, v, u feeds more than one node) for every edge, in ``G.edges()`` order
         self._edges: list[tuple[str, str, bool]] | None = None
+        #: the last picture judged (:meth:`_drawing`): the budget search asks about the
+        #: picture it chose again, and so does :meth:`plan`
+        self._last: _Drawing | None = None
         #: an ``irviz diff`` union graph: the call containers with a change inside
         self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
                                           else None)
@@ -369,7 +394,9 @@ class _Planner:
 
     def plan(self) -> DrawPlan:
         collapsed, rolled, rolls, loops = self._choose_collapse()
-        rep = self._representatives(collapsed, rolled)
+        drawing = self._drawing(collapsed, rolled)
+        rep = drawing.rep
+        self._last = None   # rep is changed below: never judged again
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         for node, r in rep.items():
             if r is not None and r.startswith(("box:", "roll:")):
@@ -378,8 +405,10 @@ class _Planner:
         for box in skipped:
             for node in members.pop(box, ()):
                 rep[node] = None
+        if skipped:
+            drawing = self._edges_of(collapsed, rolled, rep)
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
-        layout = self._layout(rep, final=True)
+        layout = self._layout(drawing, final=True)
         if layout.graph_attrs:
             self.notes.append(self._dense_note(layout))
         badges, unplaced = self._place_findings(rep)
@@ -397,7 +426,7 @@ class _Planner:
             members=_frozen({k: tuple(v) for k, v in members.items()}),
             skipped_boxes=frozenset(skipped),
             contents=_frozen(contents),
-            drawn_count=len({r for r in rep.values() if r is not None}),
+            drawn_count=len(drawing.position),
             notes=tuple(self.notes),
             badges=_frozen({k: tuple(v) for k, v in badges.items()}),
             unplaced_findings=tuple(unplaced),
@@ -405,7 +434,9 @@ class _Planner:
             show_checks=self.opt.show_checks,
             layout=layout,
             loops=_frozen(loops),
-            call_nodes=None if self._inside is None else _frozen(self._inside))
+            call_nodes=None if self._inside is None else _frozen(self._inside),
+            edges=drawing.firsts,
+            position=_frozen(drawing.position))
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -460,15 +491,14 @@ class _Planner:
         """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers
         (whole containers at a time; node by node only where a roll took some nodes)."""
         reps = set(rolled.values()) if rolled else set()
-        touched = {self._block_of[n] for n in rolled} if rolled else set()
+        touched = set(map(self._block_of.__getitem__, rolled)) if rolled else set()
         for block, (nodes, unfolded) in self._by_block.items():
             box = collapsed.get(block)
-            if block in touched:
-                nodes = [n for n in nodes if n not in rolled]
-                unfolded = [n for n in unfolded if n not in rolled]
             if box is not None:
-                if nodes:
+                if block not in touched or not all(map(rolled.__contains__, nodes)):
                     reps.add(box)
+            elif block in touched:
+                reps.update(filterfalse(rolled.__contains__, unfolded))
             else:
                 reps.update(unfolded)
         return len(reps)
@@ -558,12 +588,21 @@ class _Planner:
         levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
         focused = self._focused_calls()
         best = None  # (rank, count, depth, collapsed, rolled, rolls)
+        last = None
         for depth, candidate in levels:
             if candidate is None:
                 candidate = self._collapsed_containers(depth, focus)
+                if last is not None and candidate == last[3]:
+                    # a level that collapses nothing more (its calls are library boxes
+                    # already) draws the same picture: judged once, only its depth is new
+                    last = last[:2] + (depth,) + last[3:]
+                    continue
             rank = (not any(cid in candidate for cid in focused),)
-            long_rolled, long_loops = self._roll_long_loops(candidate)
-            count = self._drawn_count(candidate, long_rolled)
+            if candidate is collapsed:   # judged above
+                long_rolled, long_loops, count = rolled, loops, drawn
+            else:
+                long_rolled, long_loops = self._roll_long_loops(candidate)
+                count = self._drawn_count(candidate, long_rolled)
             if fits(candidate, long_rolled, count):  # depth alone fits: the rest draw less
                 if best is None or rank + (count,) > best[0]:
                     best = (rank + (count,), count, depth, candidate, long_rolled, long_loops)
@@ -654,31 +693,52 @@ class _Planner:
                 + "; --max-nodes 0 draws all)")
 
     # -- the layout budget -------------------------------------------------------
-    def _layout(self, rep: Mapping[str, str | None], final: bool = False) -> Layout:
-        """Estimate what dot lays out for ``rep`` (IR node -> drawn id): the drawn data
-        edges as the DOT writer draws them (one per pair of drawn ids; an edge skipping
-        more than the ghost span from a value used more than once starts at a ghost copy
-        instead), and the ranks they span. Dense graphs get a short ghost span with one
-        merged ghost per consumer, and the Graphviz settings that paid off on them;
-        ``final``: the picture drawn, which gets the same easing when it is still over the
-        layout budget (never a candidate of the budget search: eased, a picture with more
-        detail would pass for fitting, and be drawn twice as wide)."""
-        position: dict[str, int] = {}
-        for n in self._order:
-            r = rep[n]
-            if r is not None and r not in position:
-                position[r] = len(position)
-        pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
+    def _drawing(self, collapsed: dict[str, str], rolled: dict[str, str]) -> _Drawing:
+        """The representatives and drawn edges of the picture ``collapsed``/``rolled``;
+        the last one is kept (the budget search judges the picture it chooses twice, and
+        :meth:`plan` draws it): whoever changes a ``rolled`` after judging it clears
+        ``_last``."""
+        last = self._last
+        if last is None or last.collapsed is not collapsed or last.rolled is not rolled:
+            rep = self._representatives(collapsed, rolled)
+            last = self._last = self._edges_of(collapsed, rolled, rep)
+        return last
+
+    def _edges_of(self, collapsed: dict[str, str], rolled: dict[str, str],
+                  rep: dict[str, str | None]) -> _Drawing:
+        """The drawn data edges for ``rep`` (IR node -> drawn id) as the DOT writer draws
+        them: one per pair of drawn ids, from the pair's first IR edge."""
+        drawn = dict.fromkeys(rep.values())   # in program order (rep's)
+        drawn.pop(None, None)
+        position = {r: i for i, r in enumerate(drawn)}
         if self._edges is None:
-            self._edges = [(u, v, len(succ) > 1) for u, succ in self.G.adjacency()
-                           for v in succ]
-        for u, v, fans_out in self._edges:
-            ru, rv = rep[u], rep[v]
-            if ru is None or rv is None or ru == rv or (ru, rv) in pairs:
+            self._edges = ([u for u, succ in self.G.adjacency() for _ in succ],
+                           [v for _, succ in self.G.adjacency() for v in succ],
+                           [len(succ) > 1 for _, succ in self.G.adjacency() for _ in succ])
+        us, vs, fans_out = self._edges
+        ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
+        # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
+        first = dict(zip(reversed(ends), range(len(ends) - 1, -1, -1)))
+        pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
+        firsts: list[tuple[str, str]] = []
+        for (ru, rv), i in sorted(first.items(), key=itemgetter(1)):
+            if ru is None or rv is None or ru == rv:
                 continue
             span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
-            pairs[(ru, rv)] = -span if fans_out and span > 0 else abs(span)
-        nodes, edges = len(position), len(pairs)
+            pairs[(ru, rv)] = -span if fans_out[i] and span > 0 else abs(span)
+            firsts.append((us[i], vs[i]))
+        return _Drawing(collapsed, rolled, rep, position, pairs, tuple(firsts))
+
+    def _layout(self, drawing: _Drawing, final: bool = False) -> Layout:
+        """Estimate what dot lays out for a picture: its drawn data edges (an edge
+        skipping more than the ghost span from a value used more than once starts at a
+        ghost copy instead), and the ranks they span. Dense graphs get a short ghost span
+        with one merged ghost per consumer, and the Graphviz settings that paid off on
+        them; ``final``: the picture drawn, which gets the same easing when it is still
+        over the layout budget (never a candidate of the budget search: eased, a picture
+        with more detail would pass for fitting, and be drawn twice as wide)."""
+        pairs = drawing.pairs
+        nodes, edges = len(drawing.position), len(pairs)
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
         size = self._layout_size(pairs, nodes, dense)
         budget = self.opt.max_nodes
@@ -708,7 +768,7 @@ class _Planner:
         return size + len(ghosts)
 
     def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
-        return self._layout(self._representatives(collapsed, rolled))
+        return self._layout(self._drawing(collapsed, rolled))
 
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
@@ -872,6 +932,7 @@ class _Planner:
                     if self._block_of[node] != parent or node not in self._folded_nodes:
                         rolled[node] = rid  # an inner run rolled before is swallowed
                 rolls[rid] = run
+            self._last = None   # rolled changed
             count = self._drawn_count(collapsed, rolled)
         live = set(rolled.values())
         return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
@@ -879,13 +940,16 @@ class _Planner:
     # -- what stands for each node -----------------------------------------------
     def _representatives(self, collapsed: dict[str, str],
                          rolled: dict[str, str]) -> dict[str, str | None]:
-        """IR node -> its roll node, else its box, else itself unless folded (None)."""
-        boxes = {block: f"box:{box}" for block, box in collapsed.items()}
-        folded = self._folded_nodes
-        rep: dict[str, str | None] = {}
-        for node, block in self._block_of.items():   # program order
-            drawn = rolled.get(node) or boxes.get(block)
-            rep[node] = drawn if drawn is not None else None if node in folded else node
+        """IR node -> its roll node, else its box, else itself unless folded (None).
+        Filled a container at a time (the budget search asks it of every candidate)."""
+        rep: dict[str, str | None] = dict.fromkeys(self._order)   # program order
+        for block, (nodes, unfolded) in self._by_block.items():
+            box = collapsed.get(block)
+            if box is not None:
+                rep.update(dict.fromkeys(nodes, f"box:{box}"))
+            else:
+                rep.update(zip(unfolded, unfolded))
+        rep.update(rolled)
         return rep
 
     def _empty_library_boxes(self, members: dict[str, list[str]],
