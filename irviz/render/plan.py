@@ -16,8 +16,8 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import filterfalse
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -312,18 +312,21 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     return out
 
 
-class _Drawing(NamedTuple):
+class _Drawing:
     """One picture the planner judged: its collapsed containers and rolled nodes, IR node
-    -> drawn id, drawn id -> its place in program order, (drawn u, drawn v) -> the ranks
-    the edge spans (negative: its source may be drawn as a ghost), and the first IR edge
-    of each drawn pair, in ``G.edges()`` order."""
+    -> drawn id, and drawn id -> its place in program order (how many it draws); its
+    edges when asked (:meth:`_Planner._edges_of`)."""
 
-    collapsed: dict[str, str]
-    rolled: dict[str, str]
-    rep: dict[str, str | None]
-    position: dict[str, int]
-    pairs: dict[tuple[str, str], int]
-    firsts: tuple[tuple[str, str], ...]
+    def __init__(self, collapsed: dict[str, str], rolled: dict[str, str],
+                 rep: dict[str, str | None]):
+        self.collapsed, self.rolled, self.rep = collapsed, rolled, rep
+        drawn = dict.fromkeys(rep.values())   # in program order (rep's)
+        drawn.pop(None, None)
+        self.position = {r: i for i, r in enumerate(drawn)}
+        #: (drawn u, drawn v) -> the ranks the edge spans (negative: its source may be
+        #: drawn as a ghost), and the first IR edge of each pair, in ``G.edges()`` order
+        self.pairs: dict[tuple[str, str], int] | None = None
+        self.firsts: tuple[tuple[str, str], ...] = ()
 
 
 def plan_view(G: nx.DiGraph, options: RenderOptions | None = None) -> DrawPlan:
@@ -368,11 +371,15 @@ class _Planner:
                 self._folded_nodes.add(node)
             else:
                 unfolded.append(node)
+        #: container -> the program positions of its own folded nodes (:meth:`_roll`)
+        self._folded_at: dict[str, list[int]] = {}
+        #: the collapsed containers last asked about, and IR node -> drawn id without rolls
+        self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
         #: (u, v, u feeds more than one node) for every edge, in ``G.edges()`` order
         self._edges: list[tuple[str, str, bool]] | None = None
-        #: the last picture judged (:meth:`_drawing`): the budget search asks about the
-        #: picture it chose again, and so does :meth:`plan`
-        self._last: _Drawing | None = None
+        #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
+        #: budget search asks about a picture more than once, and :meth:`plan` draws one
+        self._judged: dict[tuple[int, int], _Drawing] = {}
         #: an ``irviz diff`` union graph: the call containers with a change inside
         self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
                                           else None)
@@ -396,7 +403,7 @@ class _Planner:
         collapsed, rolled, rolls, loops = self._choose_collapse()
         drawing = self._drawing(collapsed, rolled)
         rep = drawing.rep
-        self._last = None   # rep is changed below: never judged again
+        self._judged.clear()   # rep is changed below: never judged again
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         for node, r in rep.items():
             if r is not None and r.startswith(("box:", "roll:")):
@@ -406,7 +413,7 @@ class _Planner:
             for node in members.pop(box, ()):
                 rep[node] = None
         if skipped:
-            drawing = self._edges_of(collapsed, rolled, rep)
+            drawing = _Drawing(collapsed, rolled, rep)
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
         layout = self._layout(drawing, final=True)
         if layout.graph_attrs:
@@ -486,22 +493,9 @@ class _Planner:
                 top[block] = above
         return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
 
-    def _drawn_count(self, collapsed: dict[str, str],
-                     rolled: dict[str, str] | None = None) -> int:
-        """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers
-        (whole containers at a time; node by node only where a roll took some nodes)."""
-        reps = set(rolled.values()) if rolled else set()
-        touched = set(map(self._block_of.__getitem__, rolled)) if rolled else set()
-        for block, (nodes, unfolded) in self._by_block.items():
-            box = collapsed.get(block)
-            if box is not None:
-                if block not in touched or not all(map(rolled.__contains__, nodes)):
-                    reps.add(box)
-            elif block in touched:
-                reps.update(filterfalse(rolled.__contains__, unfolded))
-            else:
-                reps.update(unfolded)
-        return len(reps)
+    def _drawn_count(self, collapsed: dict[str, str], rolled: dict[str, str]) -> int:
+        """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers."""
+        return len(self._drawing(collapsed, rolled).position)
 
     def _focused_calls(self) -> list[str]:
         """The call containers of the focused module (none without --focus)."""
@@ -613,6 +607,7 @@ class _Planner:
                     and (best is None or rank + (rolled_count,) > best[0])):
                 best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
             last = (None, rolled_count, depth, candidate, rolled, rolls)
+            self._keep_judged(*(best or last)[3:5])
         if best is None:  # nothing fits: the fewest nodes there are
             best = last
         _, count, depth, candidate, rolled, rolls = best
@@ -694,23 +689,31 @@ class _Planner:
 
     # -- the layout budget -------------------------------------------------------
     def _drawing(self, collapsed: dict[str, str], rolled: dict[str, str]) -> _Drawing:
-        """The representatives and drawn edges of the picture ``collapsed``/``rolled``;
-        the last one is kept (the budget search judges the picture it chooses twice, and
-        :meth:`plan` draws it): whoever changes a ``rolled`` after judging it clears
-        ``_last``."""
-        last = self._last
-        if last is None or last.collapsed is not collapsed or last.rolled is not rolled:
+        """The picture ``collapsed``/``rolled``, judged once (kept, with the two maps,
+        until :meth:`_forget`)."""
+        key = (id(collapsed), id(rolled))
+        drawing = self._judged.get(key)
+        if drawing is None:
             rep = self._representatives(collapsed, rolled)
-            last = self._last = self._edges_of(collapsed, rolled, rep)
-        return last
+            drawing = self._judged[key] = _Drawing(collapsed, rolled, rep)
+        return drawing
 
-    def _edges_of(self, collapsed: dict[str, str], rolled: dict[str, str],
-                  rep: dict[str, str | None]) -> _Drawing:
-        """The drawn data edges for ``rep`` (IR node -> drawn id) as the DOT writer draws
-        them: one per pair of drawn ids, from the pair's first IR edge."""
-        drawn = dict.fromkeys(rep.values())   # in program order (rep's)
-        drawn.pop(None, None)
-        position = {r: i for i, r in enumerate(drawn)}
+    def _keep_judged(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+        """Forget every picture judged but this one (a level of the budget search is
+        done: a picture of N nodes each)."""
+        kept = self._judged.get((id(collapsed), id(rolled)))
+        self._judged = {} if kept is None else {(id(collapsed), id(rolled)): kept}
+
+    def _forget(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+        """``rolled`` is about to change: what was judged of it is not true any more."""
+        self._judged.pop((id(collapsed), id(rolled)), None)
+
+    def _edges_of(self, drawing: _Drawing) -> _Drawing:
+        """``drawing`` with its drawn data edges, as the DOT writer draws them: one per
+        pair of drawn ids, from the pair's first IR edge."""
+        if drawing.pairs is not None:
+            return drawing
+        rep, position = drawing.rep, drawing.position
         if self._edges is None:
             self._edges = ([u for u, succ in self.G.adjacency() for _ in succ],
                            [v for _, succ in self.G.adjacency() for v in succ],
@@ -727,7 +730,8 @@ class _Planner:
             span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
             pairs[(ru, rv)] = -span if fans_out[i] and span > 0 else abs(span)
             firsts.append((us[i], vs[i]))
-        return _Drawing(collapsed, rolled, rep, position, pairs, tuple(firsts))
+        drawing.pairs, drawing.firsts = pairs, tuple(firsts)
+        return drawing
 
     def _layout(self, drawing: _Drawing, final: bool = False) -> Layout:
         """Estimate what dot lays out for a picture: its drawn data edges (an edge
@@ -737,7 +741,7 @@ class _Planner:
         them; ``final``: the picture drawn, which gets the same easing when it is still
         over the layout budget (never a candidate of the budget search: eased, a picture
         with more detail would pass for fitting, and be drawn twice as wide)."""
-        pairs = drawing.pairs
+        pairs = self._edges_of(drawing).pairs
         nodes, edges = len(drawing.position), len(pairs)
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
         size = self._layout_size(pairs, nodes, dense)
@@ -807,7 +811,7 @@ class _Planner:
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = sum(1 for n in inside[cid] if n not in self._folded_nodes)
+            ops = len(inside[cid]) - len(self._folded_nodes.intersection(inside[cid]))
             # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     call_method(G, info), ops)
@@ -883,11 +887,29 @@ class _Planner:
                 continue
             start, end = iterations[1][0], iterations[-2][1]
             rid = f"roll:{start}"
-            for node in self._order[self._pos[start]:self._pos[end] + 1]:
-                if self._block_of[node] != parent or node not in self._folded_nodes:
-                    rolled[node] = rid
+            self._roll(rolled, start, end, parent, rid)
             loops[rid] = loop
         return rolled, loops
+
+    def _roll(self, rolled: dict[str, str], start: str, end: str, parent: str,
+              rid: str) -> None:
+        """Every node from ``start`` to ``end`` (program order) -> ``rid``, but the folded
+        nodes of ``parent`` (the rolled calls' container: they stay with their consumers,
+        as they were). Marked in C, the few folded nodes of ``parent`` put back."""
+        lo, hi = self._pos[start], self._pos[end] + 1
+        at = self._folded_at.get(parent)
+        if at is None:   # program positions of parent's own folded nodes
+            nodes = self._by_block.get(parent, ((), ()))[0]
+            at = self._folded_at[parent] = [self._pos[n] for n in nodes
+                                            if n in self._folded_nodes]
+        kept = [self._order[p] for p in at[bisect_left(at, lo):bisect_left(at, hi)]]
+        before = {n: rolled[n] for n in kept if n in rolled}
+        rolled.update(dict.fromkeys(self._order[lo:hi], rid))
+        for node in kept:
+            if node in before:
+                rolled[node] = before[node]
+            else:
+                del rolled[node]
 
     def _roll_up(self, collapsed: dict[str, str], count: int, fits,
                  rolled: dict[str, str] | None = None,
@@ -923,16 +945,14 @@ class _Planner:
         i = 0
         while i < len(candidates) and not fits(collapsed, rolled, count):
             length = candidates[i][0]
+            self._forget(collapsed, rolled)
             while i < len(candidates) and candidates[i][0] == length:
                 _, start, end, parent, rid, run = candidates[i]
                 i += 1
                 if start in rolled:  # inside a call an outer run already rolled
                     continue
-                for node in self._order[self._pos[start]:self._pos[end] + 1]:
-                    if self._block_of[node] != parent or node not in self._folded_nodes:
-                        rolled[node] = rid  # an inner run rolled before is swallowed
+                self._roll(rolled, start, end, parent, rid)  # swallows inner runs rolled
                 rolls[rid] = run
-            self._last = None   # rolled changed
             count = self._drawn_count(collapsed, rolled)
         live = set(rolled.values())
         return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
@@ -941,14 +961,18 @@ class _Planner:
     def _representatives(self, collapsed: dict[str, str],
                          rolled: dict[str, str]) -> dict[str, str | None]:
         """IR node -> its roll node, else its box, else itself unless folded (None).
-        Filled a container at a time (the budget search asks it of every candidate)."""
-        rep: dict[str, str | None] = dict.fromkeys(self._order)   # program order
-        for block, (nodes, unfolded) in self._by_block.items():
-            box = collapsed.get(block)
-            if box is not None:
-                rep.update(dict.fromkeys(nodes, f"box:{box}"))
-            else:
-                rep.update(zip(unfolded, unfolded))
+        Filled a container at a time, once per ``collapsed`` (the budget search asks it of
+        every candidate, with and without rolls)."""
+        if self._unrolled is None or self._unrolled[0] is not collapsed:
+            rep: dict[str, str | None] = dict.fromkeys(self._order)   # program order
+            for block, (nodes, unfolded) in self._by_block.items():
+                box = collapsed.get(block)
+                if box is not None:
+                    rep.update(dict.fromkeys(nodes, f"box:{box}"))
+                else:
+                    rep.update(zip(unfolded, unfolded))
+            self._unrolled = (collapsed, rep)
+        rep = self._unrolled[1].copy()
         rep.update(rolled)
         return rep
 
@@ -1028,6 +1052,7 @@ class _Planner:
             contents[cid] = tuple(drawn)
 
         visit("root")
+        del visit   # it calls itself: a cycle that kept the planner alive for the collector
         return contents, boxes
 
     # -- lint findings -----------------------------------------------------------
