@@ -204,6 +204,11 @@ class DrawPlan:
     #: drawn id -> its place among the drawn ids, in program order
     position: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}),
                                         compare=False, repr=False)
+    #: IR node -> its container, in program order (read once, for the writer and labels)
+    block_of: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
+                                        compare=False, repr=False)
+    #: the IR nodes folded into their consumers (:func:`~irviz.ir.model.is_folded`)
+    folded: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -443,7 +448,9 @@ class _Planner:
             loops=_frozen(loops),
             call_nodes=None if self._inside is None else _frozen(self._inside),
             edges=drawing.firsts,
-            position=_frozen(drawing.position))
+            position=_frozen(drawing.position),
+            block_of=_frozen(self._block_of),
+            folded=frozenset(self._folded_nodes))
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -1052,7 +1059,7 @@ class _Planner:
             contents[cid] = tuple(drawn)
 
         visit("root")
-        del visit   # it calls itself: a cycle that kept the planner alive for the collector
+        visit = None   # it calls itself: a cycle that kept the planner alive till a collection
         return contents, boxes
 
     # -- lint findings -----------------------------------------------------------
