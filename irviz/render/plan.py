@@ -971,12 +971,12 @@ class _Planner:
         Filled a container at a time, once per ``collapsed`` (the budget search asks it of
         every candidate, with and without rolls)."""
         if self._unrolled is None or self._unrolled[0] is not collapsed:
-            rep: dict[str, str | None] = dict.fromkeys(self._order)   # program order
-            for block, (nodes, unfolded) in self._by_block.items():
-                box = collapsed.get(block)
-                if box is not None:
-                    rep.update(dict.fromkeys(nodes, f"box:{box}"))
-                else:
+            boxes = {block: f"box:{box}" for block, box in collapsed.items()}
+            # program order; a node of an open container None until it is its own
+            rep: dict[str, str | None] = dict(zip(self._order, map(
+                boxes.get, self._block_of.values())))
+            for block, (_, unfolded) in self._by_block.items():
+                if block not in boxes:
                     rep.update(zip(unfolded, unfolded))
             self._unrolled = (collapsed, rep)
         rep = self._unrolled[1].copy()
