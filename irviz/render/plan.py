@@ -380,8 +380,9 @@ class _Planner:
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
         self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
-        #: (u, v, u feeds more than one node) for every edge, in ``G.edges()`` order
-        self._edges: list[tuple[str, str, bool]] | None = None
+        #: every edge's u, v and whether u feeds more than one node (three lists, in
+        #: ``G.edges()`` order: :meth:`_edges_of` maps them in C)
+        self._edges: tuple[list[str], list[str], list[bool]] | None = None
         #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
         #: budget search asks about a picture more than once, and :meth:`plan` draws one
         self._judged: dict[tuple[int, int], _Drawing] = {}
