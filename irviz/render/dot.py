@@ -22,6 +22,7 @@ docs/architecture.md for the measurements behind them):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from itertools import groupby
 
 import networkx as nx
 
@@ -73,6 +74,8 @@ class _DotWriter:
         #: call container -> the placeholder drawn for it (it draws nothing else)
         self._placeholders: dict[str, str] = {}
         self._with_nodes: set[str] | None = None
+        self._nodes: list[str] | None = None
+        self._runs: list[tuple[str, int, int]] | None = None
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -263,9 +266,9 @@ class _DotWriter:
         """The first drawn node (or box) inside container ``cid``, at any depth."""
         if self._first_in is None:
             self._first_in = {}
-            rep = self.plan.representative
-            for node, block in self.G.nodes(data="block"):  # program order
-                drawn = rep[node]
+            rep, order = self.plan.representative, self._order()
+            for block, i, j in self._block_runs():
+                drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
                 if drawn is None:
                     continue
                 while block is not None and block not in self._first_in:
@@ -275,22 +278,16 @@ class _DotWriter:
 
     # -- edges -------------------------------------------------------------------
     def _emit_edges(self) -> None:
-        G, rep = self.G, self.plan.representative
-        position: dict[str, int] = {}
-        for n in G:
-            r = rep[n]
-            if r is not None and r not in position:
-                position[r] = len(position)
+        G, rep, position = self.G, self.plan.representative, self.plan.position
         seen: set[tuple[str, str]] = set()
         fed: set[str] = set()  # drawn items a (non-ghost) edge flows into
         ghosts = 0
         layout = self.plan.layout
         span = layout.ghost_span if layout.nodes else GHOST_SPAN
         merged: dict[str, list[str]] = {}   # consumer -> the far values its one ghost stands for
-        for u, v, data in G.edges(data=True):
+        for u, v in self.plan.edges:   # one per pair of drawn ids
+            data = G.adj[u][v]
             ru, rv = rep[u], rep[v]
-            if ru is None or rv is None or ru == rv or (ru, rv) in seen:
-                continue
             seen.add((ru, rv))
             attrs = dict(EDGE_STYLE[_edge_kind(data)])
             attrs["tooltip"] = self.labels.edge_tooltip(data)
@@ -321,8 +318,8 @@ class _DotWriter:
         # fork -> wait pairings (from analyses.fork_wait) and task results
         pairing = {**EDGE_STYLE["pairing"], "tooltip": "future waited here"}
         result = {**EDGE_STYLE["result"], "constraint": "false", "tooltip": "task result"}
-        for node, data in G.nodes(data=True):
-            if WAITS not in data or rep[node] != node:
+        for node in self.plan.position:   # program order: the nodes drawn as themselves
+            if rep.get(node) != node or WAITS not in (data := G.nodes[node]):
                 continue
             results = [rep[r] for r in data.get("task_returns", []) if r in rep]
             for wait in waits(data):
@@ -372,12 +369,16 @@ class _DotWriter:
             if placeholder not in self._placed_by_nodes():
                 nodeless.setdefault(self.blocks[cid].get("at", 0), []).append(
                     (placeholder, self.blocks[cid]["parent"]))
-        items = []
-        for i, (node, block) in enumerate(G.nodes(data="block")):  # program order
-            items.extend(nodeless.pop(i, ()))
-            items.append((rep[node] or self._placeholder_of(block), block))
-        items.extend(item for rest in nodeless.values() for item in rest)
-        for drawn, block in items:
+        block_of = self.plan.block_of
+        if self._placeholders:
+            items = []
+            for i, (node, block) in enumerate(block_of.items()):  # program order
+                items.extend(nodeless.pop(i, ()))
+                items.append((rep[node] or self._placeholder_of(block), block))
+            items.extend(item for rest in nodeless.values() for item in rest)
+        else:   # each node's drawn id and container, in C
+            items = zip(map(rep.__getitem__, block_of), block_of.values())
+        for (drawn, block), _ in groupby(items):   # a node like the one before adds nothing
             if drawn is None:
                 continue
             if drawn not in fed and drawn not in anchored:
@@ -422,22 +423,24 @@ class _DotWriter:
         first: dict[str, str] = {}
         last: dict[str, str] = {}
         span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
-        position: dict[str, int] = {}
-        order = list(G.nodes)
-        for i, (node, block) in enumerate(G.nodes(data="block")):  # program order
-            position[node] = i
-            drawn = rep[node]
-            for cid in chain(block):
-                span.setdefault(cid, [i, i])[1] = i
-                if drawn is not None:
-                    first.setdefault(cid, drawn)
-                    last[cid] = drawn
+        order = self._order()
+        position = dict(zip(order, range(len(order))))
+        for block, i, j in self._block_runs():
+            calls = chain(block)
+            if not calls:
+                continue
+            drawn = [r for r in map(rep.__getitem__, order[i:j]) if r is not None]
+            for cid in calls:
+                span.setdefault(cid, [i, j - 1])[1] = j - 1
+                if drawn:
+                    first.setdefault(cid, drawn[0])
+                    last[cid] = drawn[-1]
 
         def reached(a: str, b: str) -> set[str]:
             """The nodes up to ``b``'s last one that read (through any path) what call
             ``a`` made. A call's nodes are consecutive in program order and edges run
             forward, so the search stops at ``b``'s last position."""
-            (a0, a1), (_b0, b1) = span[a], span[b]
+            (a0, a1), b1 = span[a], span[b][1]
             todo = [v for n in order[a0:a1 + 1] for v in G.successors(n)
                     if a1 < position[v] <= b1]
             seen = set(todo)
@@ -478,10 +481,27 @@ class _DotWriter:
                             self.lines.append(
                                 f"  {_q(last[a])} -> {_q(entry)} {_attrs(ANCHOR)};")
 
+    def _order(self) -> list[str]:
+        """The IR nodes in program order."""
+        if self._nodes is None:
+            self._nodes = list(self.plan.block_of)
+        return self._nodes
+
+    def _block_runs(self) -> list[tuple[str, int, int]]:
+        """``(container, start, stop)`` of each run of consecutive nodes (program order,
+        :meth:`_order` slices) in one container: walked instead of every node."""
+        if self._runs is None:
+            self._runs, start = [], 0
+            for block, nodes in groupby(self.plan.block_of.values()):
+                stop = start + len(list(nodes))
+                self._runs.append((block, start, stop))
+                start = stop
+        return self._runs
+
     def _placed_by_nodes(self) -> set[str]:
         """Placeholders of calls that hold nodes (all folded): found through their nodes."""
         if self._with_nodes is None:
-            self._with_nodes = {p for _, b in self.G.nodes(data="block")
+            self._with_nodes = {p for b in self.plan.block_of.values()
                                 if (p := self._placeholder_of(b)) is not None}
         return self._with_nodes
 

@@ -19,7 +19,7 @@ from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.memory import BYTES
 from ..analyses.parallelism import is_critical
-from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape, is_folded,
+from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
 from ..ir.source import short_location, source_line
 from .profile_overlay import ProfileOverlay, fmt_bytes, fmt_us
@@ -211,7 +211,7 @@ class Labels:
         encoder.gate)``). In program order, each once."""
         seen: set[str] = set()
         out: list[str] = []
-        for block in dict.fromkeys(self.G.nodes[n]["block"] for n in members):
+        for block in dict.fromkeys(map(self.plan.block_of.__getitem__, members)):
             chain = []
             while block is not None and block != stop and block not in seen:
                 seen.add(block)
@@ -395,8 +395,7 @@ class Labels:
         """A call drawn as one box: its label, op count and what it returns."""
         info = self.blocks[cid]
         box = f"box:{cid}"
-        shown = [n for n in self.plan.members.get(box, ())
-                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        shown = [n for n in self.plan.members.get(box, ()) if n not in self.plan.folded]
         ops = len(shown)
         frozen = self._frozen_inside(self.plan.members.get(box, ()), info["parent"])
         title = _bold(_truncate(info['label'], 60))
@@ -437,9 +436,8 @@ class Labels:
         if self._inside is None:
             self._inside = self.plan.call_nodes or nodes_by_call(self.G)
         members = self.plan.members.get(rid, ())
-        ops = sum(1 for n in members if not is_folded(self.G.nodes[n], self.plan.show_checks))
-        shown = [n for n in self._inside[calls[-2]]
-                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        ops = len(members) - len(self.plan.folded.intersection(members))
+        shown = [n for n in self._inside[calls[-2]] if n not in self.plan.folded]
         kind = call_type(first)
         names = [call_name(info) for info in middle]
         head = f"{names[0]} … {names[-1]}"
@@ -557,8 +555,7 @@ class Labels:
         loop = self.plan.loops[rid]
         trips = len(loop["iterations"])
         rolled = trips - 2
-        shown = [n for n in self.plan.members.get(rid, ())
-                 if not is_folded(self.G.nodes[n], self.plan.show_checks)]
+        shown = [n for n in self.plan.members.get(rid, ()) if n not in self.plan.folded]
         ops = len(shown)
         frozen = self._frozen_inside(self.plan.members.get(rid, ()), loop["block"])
         rows = [_bold(f'× {rolled} iterations'),

@@ -16,7 +16,9 @@ from __future__ import annotations
 import functools
 import os
 import sys
+from bisect import bisect_left
 from dataclasses import dataclass, field
+from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
 
@@ -196,6 +198,17 @@ class DrawPlan:
     #: instead of walking every node again
     call_nodes: Mapping[str, list[str]] | None = field(default=None, compare=False,
                                                          repr=False)
+    #: the data edges drawn: the first IR edge ``(u, v)`` of each pair of drawn ids an
+    #: edge joins, in ``G.edges()`` order (the DOT writer walks these, not every edge)
+    edges: tuple[tuple[str, str], ...] = ()
+    #: drawn id -> its place among the drawn ids, in program order
+    position: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}),
+                                        compare=False, repr=False)
+    #: IR node -> its container, in program order (read once, for the writer and labels)
+    block_of: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}),
+                                        compare=False, repr=False)
+    #: the IR nodes folded into their consumers (:func:`~irviz.ir.model.is_folded`)
+    folded: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -304,6 +317,23 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     return out
 
 
+class _Drawing:
+    """One picture the planner judged: its collapsed containers and rolled nodes, IR node
+    -> drawn id, and drawn id -> its place in program order (how many it draws); its
+    edges when asked (:meth:`_Planner._edges_of`)."""
+
+    def __init__(self, collapsed: dict[str, str], rolled: dict[str, str],
+                 rep: dict[str, str | None]):
+        self.collapsed, self.rolled, self.rep = collapsed, rolled, rep
+        drawn = dict.fromkeys(rep.values())   # in program order (rep's)
+        drawn.pop(None, None)
+        self.position = {r: i for i, r in enumerate(drawn)}
+        #: (drawn u, drawn v) -> the ranks the edge spans (negative: its source may be
+        #: drawn as a ghost), and the first IR edge of each pair, in ``G.edges()`` order
+        self.pairs: dict[tuple[str, str], int] | None = None
+        self.firsts: tuple[tuple[str, str], ...] = ()
+
+
 def plan_view(G: nx.DiGraph, options: RenderOptions | None = None) -> DrawPlan:
     """Decide what the picture of ``G`` draws under ``options`` (see the module doc).
 
@@ -346,8 +376,16 @@ class _Planner:
                 self._folded_nodes.add(node)
             else:
                 unfolded.append(node)
-        #: (u, v, u feeds more than one node) for every edge, in ``G.edges()`` order
-        self._edges: list[tuple[str, str, bool]] | None = None
+        #: container -> the program positions of its own folded nodes (:meth:`_roll`)
+        self._folded_at: dict[str, list[int]] = {}
+        #: the collapsed containers last asked about, and IR node -> drawn id without rolls
+        self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
+        #: every edge's u, v and whether u feeds more than one node (three lists, in
+        #: ``G.edges()`` order: :meth:`_edges_of` maps them in C)
+        self._edges: tuple[list[str], list[str], list[bool]] | None = None
+        #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
+        #: budget search asks about a picture more than once, and :meth:`plan` draws one
+        self._judged: dict[tuple[int, int], _Drawing] = {}
         #: an ``irviz diff`` union graph: the call containers with a change inside
         self._changed: set[str] | None = (self._changed_calls() if DIFF_SUMMARY in G.graph
                                           else None)
@@ -369,7 +407,9 @@ class _Planner:
 
     def plan(self) -> DrawPlan:
         collapsed, rolled, rolls, loops = self._choose_collapse()
-        rep = self._representatives(collapsed, rolled)
+        drawing = self._drawing(collapsed, rolled)
+        rep = drawing.rep
+        self._judged.clear()   # rep is changed below: never judged again
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         for node, r in rep.items():
             if r is not None and r.startswith(("box:", "roll:")):
@@ -378,8 +418,10 @@ class _Planner:
         for box in skipped:
             for node in members.pop(box, ()):
                 rep[node] = None
+        if skipped:
+            drawing = _Drawing(collapsed, rolled, rep)
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
-        layout = self._layout(rep, final=True)
+        layout = self._layout(drawing, final=True)
         if layout.graph_attrs:
             self.notes.append(self._dense_note(layout))
         badges, unplaced = self._place_findings(rep)
@@ -397,7 +439,7 @@ class _Planner:
             members=_frozen({k: tuple(v) for k, v in members.items()}),
             skipped_boxes=frozenset(skipped),
             contents=_frozen(contents),
-            drawn_count=len({r for r in rep.values() if r is not None}),
+            drawn_count=len(drawing.position),
             notes=tuple(self.notes),
             badges=_frozen({k: tuple(v) for k, v in badges.items()}),
             unplaced_findings=tuple(unplaced),
@@ -405,7 +447,11 @@ class _Planner:
             show_checks=self.opt.show_checks,
             layout=layout,
             loops=_frozen(loops),
-            call_nodes=None if self._inside is None else _frozen(self._inside))
+            call_nodes=None if self._inside is None else _frozen(self._inside),
+            edges=drawing.firsts,
+            position=_frozen(drawing.position),
+            block_of=_frozen(self._block_of),
+            folded=frozenset(self._folded_nodes))
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
@@ -455,23 +501,9 @@ class _Planner:
                 top[block] = above
         return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
 
-    def _drawn_count(self, collapsed: dict[str, str],
-                     rolled: dict[str, str] | None = None) -> int:
-        """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers
-        (whole containers at a time; node by node only where a roll took some nodes)."""
-        reps = set(rolled.values()) if rolled else set()
-        touched = {self._block_of[n] for n in rolled} if rolled else set()
-        for block, (nodes, unfolded) in self._by_block.items():
-            box = collapsed.get(block)
-            if block in touched:
-                nodes = [n for n in nodes if n not in rolled]
-                unfolded = [n for n in unfolded if n not in rolled]
-            if box is not None:
-                if nodes:
-                    reps.add(box)
-            else:
-                reps.update(unfolded)
-        return len(reps)
+    def _drawn_count(self, collapsed: dict[str, str], rolled: dict[str, str]) -> int:
+        """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers."""
+        return len(self._drawing(collapsed, rolled).position)
 
     def _focused_calls(self) -> list[str]:
         """The call containers of the focused module (none without --focus)."""
@@ -558,12 +590,21 @@ class _Planner:
         levels = [(None, collapsed)] + [(d - 1, None) for d in depths if d > 0]
         focused = self._focused_calls()
         best = None  # (rank, count, depth, collapsed, rolled, rolls)
+        last = None
         for depth, candidate in levels:
             if candidate is None:
                 candidate = self._collapsed_containers(depth, focus)
+                if last is not None and candidate == last[3]:
+                    # a level that collapses nothing more (its calls are library boxes
+                    # already) draws the same picture: judged once, only its depth is new
+                    last = last[:2] + (depth,) + last[3:]
+                    continue
             rank = (not any(cid in candidate for cid in focused),)
-            long_rolled, long_loops = self._roll_long_loops(candidate)
-            count = self._drawn_count(candidate, long_rolled)
+            if candidate is collapsed:   # judged above
+                long_rolled, long_loops, count = rolled, loops, drawn
+            else:
+                long_rolled, long_loops = self._roll_long_loops(candidate)
+                count = self._drawn_count(candidate, long_rolled)
             if fits(candidate, long_rolled, count):  # depth alone fits: the rest draw less
                 if best is None or rank + (count,) > best[0]:
                     best = (rank + (count,), count, depth, candidate, long_rolled, long_loops)
@@ -574,6 +615,7 @@ class _Planner:
                     and (best is None or rank + (rolled_count,) > best[0])):
                 best = (rank + (rolled_count,), rolled_count, depth, candidate, rolled, rolls)
             last = (None, rolled_count, depth, candidate, rolled, rolls)
+            self._keep_judged(*(best or last)[3:5])
         if best is None:  # nothing fits: the fewest nodes there are
             best = last
         _, count, depth, candidate, rolled, rolls = best
@@ -654,31 +696,61 @@ class _Planner:
                 + "; --max-nodes 0 draws all)")
 
     # -- the layout budget -------------------------------------------------------
-    def _layout(self, rep: Mapping[str, str | None], final: bool = False) -> Layout:
-        """Estimate what dot lays out for ``rep`` (IR node -> drawn id): the drawn data
-        edges as the DOT writer draws them (one per pair of drawn ids; an edge skipping
-        more than the ghost span from a value used more than once starts at a ghost copy
-        instead), and the ranks they span. Dense graphs get a short ghost span with one
-        merged ghost per consumer, and the Graphviz settings that paid off on them;
-        ``final``: the picture drawn, which gets the same easing when it is still over the
-        layout budget (never a candidate of the budget search: eased, a picture with more
-        detail would pass for fitting, and be drawn twice as wide)."""
-        position: dict[str, int] = {}
-        for n in self._order:
-            r = rep[n]
-            if r is not None and r not in position:
-                position[r] = len(position)
-        pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
+    def _drawing(self, collapsed: dict[str, str], rolled: dict[str, str]) -> _Drawing:
+        """The picture ``collapsed``/``rolled``, judged once (kept, with the two maps,
+        until :meth:`_forget`)."""
+        key = (id(collapsed), id(rolled))
+        drawing = self._judged.get(key)
+        if drawing is None:
+            rep = self._representatives(collapsed, rolled)
+            drawing = self._judged[key] = _Drawing(collapsed, rolled, rep)
+        return drawing
+
+    def _keep_judged(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+        """Forget every picture judged but this one (a level of the budget search is
+        done: a picture of N nodes each)."""
+        kept = self._judged.get((id(collapsed), id(rolled)))
+        self._judged = {} if kept is None else {(id(collapsed), id(rolled)): kept}
+
+    def _forget(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+        """``rolled`` is about to change: what was judged of it is not true any more."""
+        self._judged.pop((id(collapsed), id(rolled)), None)
+
+    def _edges_of(self, drawing: _Drawing) -> _Drawing:
+        """``drawing`` with its drawn data edges, as the DOT writer draws them: one per
+        pair of drawn ids, from the pair's first IR edge."""
+        if drawing.pairs is not None:
+            return drawing
+        rep, position = drawing.rep, drawing.position
         if self._edges is None:
-            self._edges = [(u, v, len(succ) > 1) for u, succ in self.G.adjacency()
-                           for v in succ]
-        for u, v, fans_out in self._edges:
-            ru, rv = rep[u], rep[v]
-            if ru is None or rv is None or ru == rv or (ru, rv) in pairs:
+            self._edges = ([u for u, succ in self.G.adjacency() for _ in succ],
+                           [v for _, succ in self.G.adjacency() for v in succ],
+                           [len(succ) > 1 for _, succ in self.G.adjacency() for _ in succ])
+        us, vs, fans_out = self._edges
+        ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
+        # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
+        first = dict(zip(reversed(ends), range(len(ends) - 1, -1, -1)))
+        pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
+        firsts: list[tuple[str, str]] = []
+        for (ru, rv), i in sorted(first.items(), key=itemgetter(1)):
+            if ru is None or rv is None or ru == rv:
                 continue
             span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
-            pairs[(ru, rv)] = -span if fans_out and span > 0 else abs(span)
-        nodes, edges = len(position), len(pairs)
+            pairs[(ru, rv)] = -span if fans_out[i] and span > 0 else abs(span)
+            firsts.append((us[i], vs[i]))
+        drawing.pairs, drawing.firsts = pairs, tuple(firsts)
+        return drawing
+
+    def _layout(self, drawing: _Drawing, final: bool = False) -> Layout:
+        """Estimate what dot lays out for a picture: its drawn data edges (an edge
+        skipping more than the ghost span from a value used more than once starts at a
+        ghost copy instead), and the ranks they span. Dense graphs get a short ghost span
+        with one merged ghost per consumer, and the Graphviz settings that paid off on
+        them; ``final``: the picture drawn, which gets the same easing when it is still
+        over the layout budget (never a candidate of the budget search: eased, a picture
+        with more detail would pass for fitting, and be drawn twice as wide)."""
+        pairs = self._edges_of(drawing).pairs
+        nodes, edges = len(drawing.position), len(pairs)
         dense = edges >= DENSE_EDGES_PER_NODE * max(nodes, 1)
         size = self._layout_size(pairs, nodes, dense)
         budget = self.opt.max_nodes
@@ -708,7 +780,7 @@ class _Planner:
         return size + len(ghosts)
 
     def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
-        return self._layout(self._representatives(collapsed, rolled))
+        return self._layout(self._drawing(collapsed, rolled))
 
     def _dense_note(self, layout: Layout) -> str:
         settings = ", ".join(f"{k}={v}" for k, v in layout.graph_attrs)
@@ -747,7 +819,7 @@ class _Planner:
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = sum(1 for n in inside[cid] if n not in self._folded_nodes)
+            ops = len(inside[cid]) - len(self._folded_nodes.intersection(inside[cid]))
             # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     call_method(G, info), ops)
@@ -823,11 +895,29 @@ class _Planner:
                 continue
             start, end = iterations[1][0], iterations[-2][1]
             rid = f"roll:{start}"
-            for node in self._order[self._pos[start]:self._pos[end] + 1]:
-                if self._block_of[node] != parent or node not in self._folded_nodes:
-                    rolled[node] = rid
+            self._roll(rolled, start, end, parent, rid)
             loops[rid] = loop
         return rolled, loops
+
+    def _roll(self, rolled: dict[str, str], start: str, end: str, parent: str,
+              rid: str) -> None:
+        """Every node from ``start`` to ``end`` (program order) -> ``rid``, but the folded
+        nodes of ``parent`` (the rolled calls' container: they stay with their consumers,
+        as they were). Marked in C, the few folded nodes of ``parent`` put back."""
+        lo, hi = self._pos[start], self._pos[end] + 1
+        at = self._folded_at.get(parent)
+        if at is None:   # program positions of parent's own folded nodes
+            nodes = self._by_block.get(parent, ((), ()))[0]
+            at = self._folded_at[parent] = [self._pos[n] for n in nodes
+                                            if n in self._folded_nodes]
+        kept = [self._order[p] for p in at[bisect_left(at, lo):bisect_left(at, hi)]]
+        before = {n: rolled[n] for n in kept if n in rolled}
+        rolled.update(dict.fromkeys(self._order[lo:hi], rid))
+        for node in kept:
+            if node in before:
+                rolled[node] = before[node]
+            else:
+                del rolled[node]
 
     def _roll_up(self, collapsed: dict[str, str], count: int, fits,
                  rolled: dict[str, str] | None = None,
@@ -863,14 +953,13 @@ class _Planner:
         i = 0
         while i < len(candidates) and not fits(collapsed, rolled, count):
             length = candidates[i][0]
+            self._forget(collapsed, rolled)
             while i < len(candidates) and candidates[i][0] == length:
                 _, start, end, parent, rid, run = candidates[i]
                 i += 1
                 if start in rolled:  # inside a call an outer run already rolled
                     continue
-                for node in self._order[self._pos[start]:self._pos[end] + 1]:
-                    if self._block_of[node] != parent or node not in self._folded_nodes:
-                        rolled[node] = rid  # an inner run rolled before is swallowed
+                self._roll(rolled, start, end, parent, rid)  # swallows inner runs rolled
                 rolls[rid] = run
             count = self._drawn_count(collapsed, rolled)
         live = set(rolled.values())
@@ -879,13 +968,20 @@ class _Planner:
     # -- what stands for each node -----------------------------------------------
     def _representatives(self, collapsed: dict[str, str],
                          rolled: dict[str, str]) -> dict[str, str | None]:
-        """IR node -> its roll node, else its box, else itself unless folded (None)."""
-        boxes = {block: f"box:{box}" for block, box in collapsed.items()}
-        folded = self._folded_nodes
-        rep: dict[str, str | None] = {}
-        for node, block in self._block_of.items():   # program order
-            drawn = rolled.get(node) or boxes.get(block)
-            rep[node] = drawn if drawn is not None else None if node in folded else node
+        """IR node -> its roll node, else its box, else itself unless folded (None).
+        Filled a container at a time, once per ``collapsed`` (the budget search asks it of
+        every candidate, with and without rolls)."""
+        if self._unrolled is None or self._unrolled[0] is not collapsed:
+            boxes = {block: f"box:{box}" for block, box in collapsed.items()}
+            # program order; a node of an open container None until it is its own
+            rep: dict[str, str | None] = dict(zip(self._order, map(
+                boxes.get, self._block_of.values())))
+            for block, (_, unfolded) in self._by_block.items():
+                if block not in boxes:
+                    rep.update(zip(unfolded, unfolded))
+            self._unrolled = (collapsed, rep)
+        rep = self._unrolled[1].copy()
+        rep.update(rolled)
         return rep
 
     def _empty_library_boxes(self, members: dict[str, list[str]],
@@ -964,6 +1060,7 @@ class _Planner:
             contents[cid] = tuple(drawn)
 
         visit("root")
+        visit = None   # it calls itself: a cycle that kept the planner alive till a collection
         return contents, boxes
 
     # -- lint findings -----------------------------------------------------------
