@@ -75,6 +75,9 @@ class TraceGraph:
     #: per node of :attr:`nodes`: the calls it ran in, outermost first (indices of
     #: :attr:`calls`)
     stacks: list[tuple[int, ...]] = field(default_factory=list)
+    #: per node of :attr:`nodes`: its kind (read from torch once, here; the graph build
+    #: reads them too)
+    kinds: list[str] = field(default_factory=list)
 
 
 def supported(obj: Any) -> bool:
@@ -277,8 +280,8 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
         torch.jit.fork, torch._C._get_tracing_state = fork, tracing_state
     nodes, stacks = _read_markers(names, list(graph.nodes()))
     conversions = []
-    for i, node in enumerate(nodes):
-        kind = node.kind()
+    kinds = [node.kind() for node in nodes]
+    for i, (node, kind) in enumerate(zip(nodes, kinds)):
         if kind in CONVERSIONS:
             conversions.append(i)
         if kind in _SCRIPTED_KINDS:
@@ -289,4 +292,4 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
             raise Unsupported(f"{kind} with blocks")
     if conversions:
         _in_readers(nodes, stacks, conversions)
-    return TraceGraph(graph, names.calls, len(flat), state, traceable, nodes, stacks)
+    return TraceGraph(graph, names.calls, len(flat), state, traceable, nodes, stacks, kinds)
