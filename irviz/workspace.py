@@ -105,16 +105,19 @@ class Workspace:
 
     # -- capture ----------------------------------------------------------------------
 
-    def capture(self, target: Target, mode: str = "script") -> Capture:
+    def capture(self, target: Target, mode: str = "script", lines: bool = True) -> Capture:
         """``target`` scripted, traced or as loaded; ``auto`` scripts and falls back to a
-        trace (with a note) when scripting fails and inputs exist."""
+        trace (with a note) when scripting fails and inputs exist. Without ``lines`` a
+        trace may skip recording the lines its run executed (a picture reads none); a
+        trace cached without them is made again when they are asked for."""
         if mode not in MODES:
             raise CaptureError(f"unknown mode {mode!r}; choose one of {', '.join(MODES)}")
         key = (id(target), mode)
-        if key not in self._captures:
+        found = self._captures.get(key)
+        if found is None or (lines and isinstance(found, Capture) and found.lines_skipped):
             self._keep.append(target)
             try:
-                self._captures[key] = self._make_capture(target, mode)
+                self._captures[key] = self._make_capture(target, mode, lines)
             except CaptureError as exc:
                 self._captures[key] = exc
         found = self._captures[key]
@@ -122,17 +125,17 @@ class Workspace:
             raise found
         return found
 
-    def _make_capture(self, target: Target, mode: str) -> Capture:
+    def _make_capture(self, target: Target, mode: str, lines: bool) -> Capture:
         if mode != "auto" or target.kind in ("archive", "exported"):
             inputs = self.inputs_for(target)
             with self.stages.stage(f"capture ({mode})"):
-                return capture(target, mode, inputs, self.export_options)
+                return capture(target, mode, inputs, self.export_options, lines)
         try:
             return self.capture(target, "script")
         except CaptureError as exc:
             if self.inputs_for(target) is None:
                 raise
-            traced = self.capture(target, "trace")
+            traced = self.capture(target, "trace", lines)
             return replace(traced, notes=[f"scripting failed ({exc.message}); traced instead",
                                           *traced.notes])
 
@@ -174,7 +177,7 @@ class Workspace:
         from .render.dot import RenderOptions
         from .view import Visualization
 
-        cap = self.capture(target, mode)
+        cap = self.capture(target, mode, lines=False)   # a picture reads no executed lines
         options = options or RenderOptions()
         if findings:
             options = replace(options, findings=[d.to_dict() for d in findings])

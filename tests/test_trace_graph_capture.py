@@ -173,6 +173,34 @@ class CallsScripted(nn.Module):
         return _scripted_gate(x) * 2
 
 
+class Shared(nn.Module):
+    """One submodule under two names, a tied parameter, buffers (one non-persistent)."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Sequential(nn.Linear(4, 4), nn.BatchNorm1d(4))
+        self.b = self.a
+        self.c = nn.Linear(4, 4)
+        self.c.weight = self.a[0].weight
+        self.register_buffer("scale", torch.ones(4), persistent=False)
+        self.empty = None
+
+
+def test_one_walk_names_the_modules_and_state_as_torch_does():
+    model = nn.Sequential(Shared(), nn.Sequential(nn.ReLU(), Shared()))
+    modules = trace_graph._modules(model)
+    assert modules == list(model.named_modules())
+    state = [(n, id(t)) for n, t in trace_graph._state(modules)]
+    expected, seen = [], set()
+    for name, t in list(model.named_parameters()) + list(model.named_buffers()):
+        if id(t) not in seen:
+            seen.add(id(t))
+            expected.append((name, id(t)))
+    assert state == expected
+    with pytest.raises(trace_graph.Unsupported):
+        trace_graph._modules(Holder())
+
+
 def test_a_model_holding_a_script_module_takes_the_traced_module_route():
     cap = _capture(Holder().eval(), torch.rand(3, 4))
     assert cap.trace_graph is None and isinstance(cap.compiled, torch.jit.ScriptModule)

@@ -58,6 +58,18 @@ def test_a_model_is_captured_once_per_mode_and_its_graph_built_once():
     assert ws.inputs_for(target) is run.trace.inputs
 
 
+def test_a_picture_traces_without_lines_and_lint_traces_again_for_them():
+    ws = Workspace(inputs=CELL_INPUTS)
+    [target] = ws.load(str(SAMPLES / "decision_gate.py:MyCell")).targets
+    view = ws.view(target, "trace")
+    assert view.capture.lines_skipped and view.capture.executed_lines is None
+    assert ws.capture(target, "trace", lines=False) is view.capture   # cached
+    traced = ws.capture(target, "trace")     # lint's: the lines its run executed
+    assert not traced.lines_skipped and traced is not view.capture
+    assert any(f.endswith("decision_gate.py") for f, _ in traced.executed_lines)
+    assert ws.capture(target, "trace", lines=False) is traced
+
+
 def test_analyses_run_only_when_needed_and_once():
     ws = Workspace()
     [target] = ws.load(str(SAMPLES / "lstm_ensemble.py:LSTMEnsemble")).targets

@@ -76,7 +76,8 @@ class Capture:
     #: human-readable remarks, e.g. the fallback from script to trace
     notes: list[str] = field(default_factory=list)
     #: what running the model's Python showed (a scripted capture with inputs: one eager
-    #: run; a trace: the lines its run executed); None when the Python did not run
+    #: run; a trace: the lines its run executed); None when the Python did not run, or a
+    #: trace's lines were not asked for (:attr:`lines_skipped`)
     eager: EagerRun | None = None
     #: how a trace called the model (keyword inputs placed, outputs flattened); None for
     #: other captures
@@ -92,6 +93,9 @@ class Capture:
     #: the method drawn and run: ``forward``, or the overload of an overloaded one
     #: (:mod:`irviz.frontends.overloads`)
     entry: str = ENTRY
+    #: a trace made without recording the lines its run executed (nothing was to read
+    #: them): :attr:`executed_lines` is None, unknown, not "none ran"
+    lines_skipped: bool = False
     #: makes :attr:`compiled` the first time something needs to run it (a
     #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
@@ -155,7 +159,8 @@ class Capture:
     @property
     def executed_lines(self) -> frozenset[tuple[str, int]] | None:
         """``(file, line)`` of the model's code that ran while capturing, or None when
-        the model's Python did not run (no inputs, an archive, an already-scripted target)."""
+        the model's Python did not run (no inputs, an archive, an already-scripted target)
+        or a trace was made without recording them (:attr:`lines_skipped`)."""
         return None if self.eager is None else self.eager.executed_lines
 
     @property
@@ -346,11 +351,12 @@ def _script(target: Target) -> Any:
             detail=f"{type(exc).__name__}: {text}") from None
 
 
-def _trace(target: Target, inputs: ExampleInputs | None
+def _trace(target: Target, inputs: ExampleInputs | None, lines: bool = True
            ) -> tuple[Any, EagerRun | None, CallAdapter | None]:
     """The traced module (or a :class:`~irviz.frontends.trace_graph.TraceGraph`), the lines
-    of the model's code the trace's run executed, and how the model was called (keyword
-    inputs placed, outputs flattened)."""
+    of the model's code the trace's run executed (None unless ``lines``: Python's line
+    tracing costs ~5 µs per traced op), and how the model was called (keyword inputs
+    placed, outputs flattened)."""
     if inputs is None:
         raise InputsError(
             f"--mode trace needs example inputs for {target.spec}",
@@ -360,12 +366,15 @@ def _trace(target: Target, inputs: ExampleInputs | None
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return obj, None, None
     adapter = CallAdapter(obj, inputs)
-    lines = LineRecorder()
+    recorder = LineRecorder() if lines else None
     strict = _strict(adapter)
     try:
-        with lines.around_forward(adapter.traceable):
+        recording = recorder.around_forward(adapter.traceable) if recorder else \
+            contextlib.nullcontext()
+        with recording:
             traced = _trace_graph_or_module(adapter, strict)
-        return traced, EagerRun(executed_lines=lines.executed()), adapter
+        eager = EagerRun(executed_lines=recorder.executed()) if recorder else None
+        return traced, eager, adapter
     except Exception as exc:
         text = str(exc).strip()
         if _torchscript_removed(text):
@@ -514,10 +523,12 @@ def _runs_python(target: Target) -> bool:
 
 
 def capture(target: Target, mode: str = "script",
-            inputs: ExampleInputs | None = None, export_options=None) -> Capture:
+            inputs: ExampleInputs | None = None, export_options=None,
+            lines: bool = True) -> Capture:
     """Script or trace ``target`` (``mode`` in :data:`MODES`) and record what torch said;
     ``export`` (and a loaded ``.pt2``) goes to :mod:`irviz.frontends.export`
-    (``export_options``: an ``ExportOptions``).
+    (``export_options``: an ``ExportOptions``). Without ``lines`` a trace does not record
+    the lines its run executed (only lint reads them).
 
     A :class:`CaptureError` carries the warnings torch raised before it failed."""
     if mode not in MODES:
@@ -538,7 +549,7 @@ def capture(target: Target, mode: str = "script",
                 if mode == "trace":
                     notes.append("a saved archive is already TorchScript; shown as loaded")
             elif mode == "trace":
-                (scripted, eager, adapter), done = _trace(target, inputs), "trace"
+                (scripted, eager, adapter), done = _trace(target, inputs, lines), "trace"
             elif mode == "script":
                 scripted, done = _script(target), "script"
             else:  # auto
@@ -548,7 +559,7 @@ def capture(target: Target, mode: str = "script",
                     if inputs is None:
                         raise
                     notes.append(f"scripting failed ({exc.message}); traced instead")
-                    (scripted, eager, adapter), done = _trace(target, inputs), "trace"
+                    (scripted, eager, adapter), done = _trace(target, inputs, lines), "trace"
             if isinstance(scripted, torch.jit.ScriptModule):
                 # a trace of a scripted module is the module as it was: its overloads too
                 entry = _entry(target, scripted, inputs, notes)
@@ -587,7 +598,7 @@ def capture(target: Target, mode: str = "script",
     return Capture(target=target, mode=done, compiled=scripted, inputs=inputs,
                    warnings=list(recorded), notes=notes, eager=eager, adapter=adapter,
                    trace_graph=graph, compiled_run=compiled_run, entry=entry,
-                   _make_compiled=make)
+                   lines_skipped=adapter is not None and eager is None, _make_compiled=make)
 
 
 def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,

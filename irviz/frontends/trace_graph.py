@@ -75,14 +75,54 @@ class TraceGraph:
     #: per node of :attr:`nodes`: the calls it ran in, outermost first (indices of
     #: :attr:`calls`)
     stacks: list[tuple[int, ...]] = field(default_factory=list)
+    #: per node of :attr:`nodes`: its kind (read from torch once, here; the graph build
+    #: reads them too)
+    kinds: list[str] = field(default_factory=list)
 
 
 def supported(obj: Any) -> bool:
-    """A plain ``nn.Module`` tree: no ScriptModule (scripted or traced) anywhere in it;
-    those keep their graphs (control flow, calls) only in the TracedModule route."""
-    if not isinstance(obj, torch.nn.Module) or isinstance(obj, torch.jit.ScriptModule):
-        return False
-    return not any(isinstance(m, torch.jit.ScriptModule) for m in obj.modules())
+    """An ``nn.Module`` that is not TorchScript itself; a ScriptModule (scripted or
+    traced) inside it is refused by :func:`trace_graph` (:class:`Unsupported`), in the
+    one walk of the module tree it makes: those keep their graphs (control flow, calls)
+    only in the TracedModule route."""
+    return isinstance(obj, torch.nn.Module) and not isinstance(obj, torch.jit.ScriptModule)
+
+
+def _modules(root: torch.nn.Module) -> list[tuple[str, torch.nn.Module]]:
+    """``root.named_modules()`` as a list, walked without its recursive generators, and
+    refusing a ScriptModule inside: the tree is walked once, for the calls' names and the
+    state inputs (``named_modules``, ``named_parameters`` and ``named_buffers`` walked it
+    three times, ~1 us per IR node of a stack of small blocks)."""
+    found: list[tuple[str, torch.nn.Module]] = []
+    seen: set[int] = set()
+    todo = [("", root)]
+    while todo:
+        path, module = todo.pop()
+        if id(module) in seen:
+            continue
+        if isinstance(module, torch.jit.ScriptModule):
+            raise Unsupported(f"ScriptModule {path}")
+        seen.add(id(module))
+        found.append((path, module))
+        prefix = f"{path}." if path else ""
+        todo.extend(reversed([(prefix + name, child) for name, child
+                              in module._modules.items() if child is not None]))
+    return found
+
+
+def _state(modules: list[tuple[str, torch.nn.Module]]) -> list[tuple[str, torch.Tensor]]:
+    """``named_parameters()`` then ``named_buffers()`` (non-persistent buffers too: the
+    TracedModule has them), each tensor once."""
+    state: list[tuple[str, torch.Tensor]] = []
+    seen: set[int] = set()
+    for members in ("_parameters", "_buffers"):
+        for path, module in modules:
+            prefix = f"{path}." if path else ""
+            for name, tensor in getattr(module, members).items():
+                if tensor is not None and id(tensor) not in seen:
+                    seen.add(id(tensor))
+                    state.append((prefix + name, tensor))
+    return state
 
 
 class _CallNames(dict):
@@ -90,9 +130,9 @@ class _CallNames(dict):
     reads ``get(module)`` once per call (``Module._slow_forward``), then pushes that scope
     and pops it when the call returns, which :class:`_Boundaries` turns into markers."""
 
-    def __init__(self, root: torch.nn.Module):
+    def __init__(self, modules: list[tuple[str, torch.nn.Module]]):
         super().__init__()
-        for name, module in root.named_modules():
+        for name, module in modules:
             if name:
                 dict.__setitem__(self, module, name)
         self.calls: list[TracedCall] = []
@@ -253,13 +293,9 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     """Trace ``traceable(*flat)`` into one inlined graph (see the module docstring)."""
     from torch.jit._trace import _create_interpreter_name_lookup_fn
 
-    state: list[tuple[str, torch.Tensor]] = []
-    seen: set[int] = set()
-    for name, tensor in list(traceable.named_parameters()) + list(traceable.named_buffers()):
-        if id(tensor) not in seen:  # non-persistent buffers too: the TracedModule has them
-            seen.add(id(tensor))
-            state.append((name, tensor))
-    names = _CallNames(traceable)
+    modules = _modules(traceable)
+    state = _state(modules)
+    names = _CallNames(modules)
     forward = getattr(traceable, "forward")
     arg_names = torch.jit._trace.get_callable_argument_names(forward)
     previous = torch.jit._trace._trace_module_map
@@ -277,8 +313,8 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
         torch.jit.fork, torch._C._get_tracing_state = fork, tracing_state
     nodes, stacks = _read_markers(names, list(graph.nodes()))
     conversions = []
-    for i, node in enumerate(nodes):
-        kind = node.kind()
+    kinds = [node.kind() for node in nodes]
+    for i, (node, kind) in enumerate(zip(nodes, kinds)):
         if kind in CONVERSIONS:
             conversions.append(i)
         if kind in _SCRIPTED_KINDS:
@@ -289,4 +325,4 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
             raise Unsupported(f"{kind} with blocks")
     if conversions:
         _in_readers(nodes, stacks, conversions)
-    return TraceGraph(graph, names.calls, len(flat), state, traceable, nodes, stacks)
+    return TraceGraph(graph, names.calls, len(flat), state, traceable, nodes, stacks, kinds)

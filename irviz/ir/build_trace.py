@@ -103,7 +103,7 @@ class _TraceBuilder(_Builder):
         tg = self.tg
         # each node's kind and the uniques of its inputs and outputs, read from torch once
         # (every pass needs them; each read is a C++ call)
-        kinds: list[str] = []
+        kinds = tg.kinds
         in_u: list[list[int]] = []
         out_u: list[list[int]] = []
         #: value unique -> the value (its record is read from torch when first needed)
@@ -111,7 +111,6 @@ class _TraceBuilder(_Builder):
         #: value unique -> the index of its node (graph inputs: none)
         made_by: dict[int, int] = {}
         for i, node in enumerate(tg.nodes):
-            kinds.append(node.kind())
             in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
             outs = []
             for j in range(node.outputsSize()):
