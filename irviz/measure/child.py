@@ -79,7 +79,8 @@ def _prepare(payload: dict) -> tuple[Any, Any, tuple]:
     _phase("inputs")
     inputs = resolve_inputs(target, payload.get("inputs"))
     _phase("capture")
-    cap = capture(target, payload.get("mode") or "script", inputs)
+    # the timed runs read no executed lines: the trace skips its line recorder
+    cap = capture(target, payload.get("mode") or "script", inputs, lines=False)
     scripted = cap.scripted
     if inputs is None:
         graph = scripted.graph
