@@ -62,12 +62,22 @@ def is_inside(path: str | os.PathLike, directory: str | os.PathLike) -> bool:
         return False
 
 
+#: irviz's stand-in for torch's ``Module._slow_forward`` while tracing
+#: (:func:`irviz.frontends.trace_graph._slow_forward`): its frame stands in a traced op's
+#: stack where torch's own stood, and counts as torch's
+_STAND_IN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "frontends",
+                         "trace_graph.py")
+
+
 def is_torch_file(path: str | os.PathLike | None) -> bool:
-    """True for files of torch itself (not torchvision, torchaudio, torch_geometric...)
-    and for Python's frozen modules, which are never a user's code."""
+    """True for files of torch itself (not torchvision, torchaudio, torch_geometric...),
+    irviz's stand-in for a frame of torch's, and Python's frozen modules, which are never
+    a user's code."""
     if not path:
         return False
     text = os.fspath(path)
+    if text.endswith("trace_graph.py") and os.path.abspath(text) == _STAND_IN:
+        return True
     if text.startswith("<frozen"):
         return True
     if text.startswith("<"):   # "<string>", "<stdin>": not a file of torch's

@@ -144,12 +144,39 @@ def test_each_node_runs_in_the_calls_torchs_scopes_say(model, monkeypatch):
     assert not any(n.scopeName() or n.hasAttribute("irviz_before") for n in tg.nodes)
     assert not any(n.kind() == "prim::Print" for n in tg.nodes)
     # torch's own scope blocks: each call's index is its scope name
-    monkeypatch.setattr(trace_graph, "_Boundaries", lambda names, real: real)
+    monkeypatch.setattr(trace_graph, "_slow_forward", lambda names, real: real)
     scoped = trace_graph.trace_graph(module, (x,), True)
     assert [n.kind() for n in tg.nodes] == [n.kind() for n in scoped.nodes]
     assert tg.stacks == [tuple(int(k) for k in n.scopeName().split("/")) if n.scopeName()
                          else () for n in scoped.nodes]
     assert [c.path for c in tg.calls] == [c.path for c in scoped.calls]
+
+
+class SeesTorch(nn.Module):
+    def __init__(self, fail: bool = False):
+        super().__init__()
+        self.inner, self.fail, self.seen = nn.Linear(4, 4), fail, []
+
+    def forward(self, x):
+        # what code torch imports while tracing would see (dynamo's trace rules resolve
+        # torch._C._get_tracing_state by name once, and refused torch's own function later)
+        self.seen.append(torch._C._get_tracing_state)
+        y = self.inner(x)
+        if self.fail:
+            raise ValueError("the model raised")
+        return y
+
+
+def test_the_trace_patches_nothing_in_torch_C_and_puts_slow_forward_back():
+    real, slow = torch._C._get_tracing_state, nn.Module._slow_forward
+    model = SeesTorch()
+    tg = trace_graph.trace_graph(model, (torch.rand(2, 4),), True)
+    assert model.seen == [real] and [c.path for c in tg.calls] == ["inner"]
+    assert nn.Module._slow_forward is slow
+    with pytest.raises(ValueError):
+        trace_graph.trace_graph(SeesTorch(fail=True), (torch.rand(2, 4),), True)
+    assert nn.Module._slow_forward is slow and torch._C._get_tracing_state is real
+    assert torch._C._get_tracing_state() is None
 
 
 class Holder(nn.Module):

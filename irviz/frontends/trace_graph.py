@@ -126,9 +126,9 @@ def _state(modules: list[tuple[str, torch.nn.Module]]) -> list[tuple[str, torch.
 
 
 class _CallNames(dict):
-    """``_trace_module_map`` handing out each call's index as its scope name: the tracer
-    reads ``get(module)`` once per call (``Module._slow_forward``), then pushes that scope
-    and pops it when the call returns, which :class:`_Boundaries` turns into markers."""
+    """Each module call's index, handed out in call order (``get(module)``, once per call,
+    as torch's ``_trace_module_map`` is read), and the markers of each call's entry and
+    exit (:func:`_slow_forward`)."""
 
     def __init__(self, modules: list[tuple[str, torch.nn.Module]]):
         super().__init__()
@@ -153,13 +153,13 @@ class _CallNames(dict):
         return str(index)
 
     def enter(self, name: str) -> None:
-        """``push_scope(name)``: call ``name`` (its index) starts."""
+        """Call ``name`` (its index) starts."""
         index = int(name)
         self._open.append(index)
         self._mark(index)
 
     def exit(self) -> None:
-        """``pop_scope()``: the innermost open call returns."""
+        """The innermost open call returns."""
         self._open.pop()
         self._mark(None)
 
@@ -168,6 +168,7 @@ class _CallNames(dict):
         else on a new ``prim::Print`` node (torch's passes keep it: it has an effect), with
         the node before it tagged (kept unless torch removes it as dead code)."""
         if self._end is None:
+            self.graph = torch._C._get_tracing_state().graph()
             self._end = self.graph.return_node()
         last = self._end.prev()
         if self.markers and last is self.markers[-1][0]:
@@ -181,29 +182,24 @@ class _CallNames(dict):
         self.markers.append((marker, tagged, [call]))
 
 
-class _Boundaries:
-    """Stands in for ``torch._C._get_tracing_state`` while tracing here, handing
-    ``Module._slow_forward`` a state whose ``push_scope`` / ``pop_scope`` mark the call's
-    entry and exit instead: torch's scope blocks (a ``prim::TracedModuleForward`` node a
-    call, lifted and inlined after the trace) made this trace of 25k IR nodes 1.27 s
-    instead of 0.97 s. Everything else is the real state's."""
-
-    def __init__(self, names: _CallNames, real):
-        self._names, self._real, self._state = names, real, None
-        # the tracer's calls, one per module call: straight to the record
-        self.push_scope, self.pop_scope = names.enter, names.exit
-
-    def __call__(self):
-        state = self._real()
-        if state is None:
-            return None
-        if self._state is None:
-            self._state = state
-            self._names.graph = state.graph()
-        return self
-
-    def __getattr__(self, name):
-        return getattr(self._state, name)
+def _slow_forward(names: _CallNames, real):
+    """Stands in for ``Module._slow_forward`` (what ``Module.__call__`` runs while tracing)
+    while tracing here: the call's entry and exit leave markers instead of the scope torch
+    would push. torch's scope blocks (a ``prim::TracedModuleForward`` node a call, lifted
+    and inlined after the trace) made this trace of 25k IR nodes 1.27 s instead of 0.97 s.
+    The method is replaced, not ``torch._C._get_tracing_state``: whatever torch imports
+    during the trace sees a patched ``torch._C`` (dynamo's trace rules resolve that name
+    once and then refuse the real function: a later ``torch.export`` of a cond failed)."""
+    def slow_forward(module, *args, **kwargs):
+        name = None if isinstance(module.forward, torch._C.ScriptMethod) else names.get(module)
+        if name is None:
+            return module.forward(*args, **kwargs)
+        names.enter(name)
+        try:
+            return module.forward(*args, **kwargs)
+        finally:
+            names.exit()
+    return slow_forward
 
 
 def _read_markers(names: _CallNames, nodes: list) -> tuple[list, list[tuple]]:
@@ -300,9 +296,9 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     arg_names = torch.jit._trace.get_callable_argument_names(forward)
     previous = torch.jit._trace._trace_module_map
     torch.jit._trace._trace_module_map = names
-    fork, tracing_state = torch.jit.fork, torch._C._get_tracing_state
+    fork, slow_forward = torch.jit.fork, torch.nn.Module._slow_forward
     torch.jit.fork = _refuse_fork
-    torch._C._get_tracing_state = _Boundaries(names, tracing_state)
+    torch.nn.Module._slow_forward = _slow_forward(names, slow_forward)
     try:
         graph, _ = _create_graph_by_tracing(
             lambda *args: traceable(*args[:len(flat)]), list(flat) + [t for _, t in state],
@@ -310,7 +306,7 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
             list(arg_names) + [n for n, _ in state])
     finally:
         torch.jit._trace._trace_module_map = previous
-        torch.jit.fork, torch._C._get_tracing_state = fork, tracing_state
+        torch.jit.fork, torch.nn.Module._slow_forward = fork, slow_forward
     nodes, stacks = _read_markers(names, list(graph.nodes()))
     conversions = []
     kinds = [node.kind() for node in nodes]
