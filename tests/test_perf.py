@@ -1,0 +1,32 @@
+"""The cycle-collector policy of irviz's bulk stages (irviz/perf.py), in a child process
+each, since it changes the interpreter's collector state."""
+import subprocess
+import sys
+
+SCRIPT = """
+import gc
+from irviz import perf
+if {cli}:
+    perf.freeze_loaded_objects()
+before = gc.get_freeze_count()
+with perf.gc_paused():
+    assert not gc.isenabled()
+    kept = [[i] for i in range(10000)]          # what a bulk stage leaves alive
+print(gc.isenabled(), gc.get_freeze_count() - before >= 10000)
+"""
+
+
+def _run(cli: bool) -> str:
+    return subprocess.run([sys.executable, "-c", SCRIPT.format(cli=cli)], check=True,
+                          capture_output=True, text=True).stdout.split()
+
+
+def test_in_the_cli_what_a_bulk_stage_leaves_alive_is_frozen():
+    """A CLI command freezes the survivors, so the collector's next young scan does not
+    walk the whole graph just built."""
+    assert _run(cli=True) == ["True", "True"]
+
+
+def test_a_library_caller_keeps_its_collector_as_it_was():
+    """Outside the CLI nothing is frozen: a notebook's objects stay collectable."""
+    assert _run(cli=False) == ["True", "False"]
