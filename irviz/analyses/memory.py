@@ -89,7 +89,7 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     nodes, succ, pred = G._node, G._succ, G._pred
     program = list(nodes)   # the builder adds them in program order
     order = {n: i for i, n in enumerate(program)}
-    allocates: dict[str, bool] = {}
+    allocates: set[str] = set()   # the nodes that allocate (most do not)
     allocated: dict[str, int] = {}
     unknown = 0
     for node, data in nodes.items():
@@ -102,9 +102,8 @@ def annotate_memory(G: nx.DiGraph) -> dict:
                     edata[BYTES] = one
         # most nodes are hidden (constants, attributes, lists): no call for them
         if data.get("hidden") or not _allocates(G, data):
-            allocates[node] = False
             continue
-        allocates[node] = True
+        allocates.add(node)
         sizes = [one if len(outs) == 1 else value_bytes(o) for o in outs
                  if str(o.get("type", "")).startswith("Tensor")]
         unknown += sizes.count(None)
@@ -115,12 +114,12 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     # last use: the latest consumer, through the aliases that keep a value alive
     last: dict[str, int] = {}
     for node in reversed(program):
-        if not (allocates[node] or pred[node]):
+        if not (node in allocates or pred[node]):
             continue   # no value of its is freed, nor kept alive by a view (a constant)
         latest = -1
         for user in succ[node]:
             at = order[user]
-            if not allocates[user]:
+            if user not in allocates:
                 alive = last.get(user, -1)   # a view of it lives on
                 if alive > at:
                     at = alive
