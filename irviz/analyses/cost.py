@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 import networkx as nx
 
@@ -97,30 +98,43 @@ def _numel(shape) -> int:
 def _input_shape(G: nx.DiGraph, node: str, index: int):
     """Shape of input ``index``: from the edge, else from a producer that knows it (an
     ``If`` output has one producer per branch; only the branch that ran has a shape)."""
-    # networkx's own node and adjacency dicts: its views cost a call per lookup, and this
-    # runs for every input of every op
+    # networkx's own node and adjacency dicts: its views cost a call per lookup
     data = G._node[node]
-    return _shape_in(G._node, G._pred[node], data, index) \
+    return _input_shapes(G._node, G._pred[node], data)[index] \
         if index < len(data["inputs"]) else None
 
 
-def _shape_in(nodes: dict, into: dict, data: dict, index: int):
-    """:func:`_input_shape` of an input a node has (``data``: its data, ``into``: its
-    in-edges by producer, ``nodes``: every node's data)."""
-    for producer in data["inputs"][index]:
-        if producer not in nodes:
-            continue
-        edge = into.get(producer)
-        if edge is not None and edge.get("shape") is not None:
-            return edge["shape"]
-        for origin in data.get("captured", {}).get(str(index), ()):  # task input
-            outs = nodes[origin]["outputs"] if origin in nodes else []
-            if len(outs) == 1 and outs[0].get("shape") is not None:
-                return outs[0]["shape"]
-        outs = nodes[producer]["outputs"]
-        if len(outs) == 1 and outs[0].get("shape") is not None:
-            return outs[0]["shape"]
-    return None
+def _input_shapes(nodes: dict, into: dict, data: dict) -> list:
+    """:func:`_input_shape` of every input of a node, in one call (``data``: its data,
+    ``into``: its in-edges by producer, ``nodes``: every node's data): the cost pass reads
+    them all, for every op."""
+    shapes = []
+    captured = data.get("captured")
+    for index, producers in enumerate(data["inputs"]):
+        shape = None
+        for producer in producers:
+            if producer not in nodes:
+                continue
+            edge = into.get(producer)
+            if edge is not None:
+                shape = edge.get("shape")
+                if shape is not None:
+                    break
+            if captured:   # a task input
+                for origin in captured.get(str(index), ()):
+                    outs = nodes[origin]["outputs"] if origin in nodes else []
+                    if len(outs) == 1 and outs[0].get("shape") is not None:
+                        shape = outs[0]["shape"]
+                        break
+                if shape is not None:
+                    break
+            outs = nodes[producer]["outputs"]
+            if len(outs) == 1:
+                shape = outs[0].get("shape")
+                if shape is not None:
+                    break
+        shapes.append(shape)
+    return shapes
 
 
 def _constant(G: nx.DiGraph, node: str, index: int) -> str | None:
@@ -138,22 +152,29 @@ def op_name(kind: str) -> str:
 
 def node_flops(G: nx.DiGraph, node: str) -> int | None:
     """FLOPs of one execution of ``node``, or None when its shapes are unknown."""
-    data = G.nodes[node]
-    kind = op_name(data["kind"])
+    data = G._node[node]
+    return _flops(G, node, data, op_name(data["kind"]),
+                  _input_shapes(G._node, G._pred[node], data), _numel)
+
+
+def _flops(G: nx.DiGraph, node: str, data: dict, kind: str, shapes: list,
+           numel: Callable) -> int | None:
+    """:func:`node_flops` from the op's name, its input shapes and a :func:`_numel`."""
     out = data["outputs"][0]["shape"] if data["outputs"] else None
     if out is None:
         return None
     if kind == "aten::linear":
-        weight = _input_shape(G, node, 1)
-        return 2 * _numel(out) * weight[-1] if weight else None
+        weight = shapes[1] if len(shapes) > 1 else None
+        return 2 * numel(out) * weight[-1] if weight else None
     if kind in _MATMULS:
-        a = _input_shape(G, node, 1 if kind in ("aten::addmm", "aten::baddbmm") else 0)
-        return 2 * _numel(out) * a[-1] if a else None
+        index = 1 if kind in ("aten::addmm", "aten::baddbmm") else 0
+        a = shapes[index] if index < len(shapes) else None
+        return 2 * numel(out) * a[-1] if a else None
     if kind in _CONVS:
-        weight = _input_shape(G, node, 1)
-        return 2 * _numel(out) * _numel(weight[1:]) if weight else None
+        weight = shapes[1] if len(shapes) > 1 else None
+        return 2 * numel(out) * _numel(weight[1:]) if weight else None
     if kind in _RNN_GATES:
-        x = _input_shape(G, node, 0)
+        x = shapes[0] if shapes else None
         if not x or len(x) < 3:
             return None
         bidirectional = _constant(G, node, 7) == "True"
@@ -164,9 +185,10 @@ def node_flops(G: nx.DiGraph, node: str) -> int | None:
         per_step = 2 * _RNN_GATES[kind] * hidden * (x[-1] + hidden)
         return steps * per_step * dirs * (int(layers) if layers and layers.isdigit() else 1)
     if kind == "aten::scaled_dot_product_attention":
-        q, k = _input_shape(G, node, 0), _input_shape(G, node, 1)
+        q = shapes[0] if shapes else None
+        k = shapes[1] if len(shapes) > 1 else None
         return 4 * _numel(q) * k[-2] if q and k and len(k) >= 2 else None
-    return _numel(out)  # element-wise ops and reductions: about one FLOP per element
+    return numel(out)  # element-wise ops and reductions: about one FLOP per element
 
 
 #: ops that read a tensor's metadata, never its data (the checks scripted library code
@@ -179,22 +201,38 @@ _METADATA = frozenset({"aten::size", "aten::dim", "aten::len", "aten::numel", "a
 
 def node_bytes(G: nx.DiGraph, node: str) -> tuple[int, int]:
     """(bytes read, bytes written) by one execution of ``node``."""
-    data = G.nodes[node]
-    if op_name(data["kind"]) in _METADATA:
+    data = G._node[node]
+    return _bytes(data, op_name(data["kind"]), _input_shapes(G._node, G._pred[node], data),
+                  _numel)
+
+
+def _bytes(data: dict, kind: str, shapes: list, numel: Callable) -> tuple[int, int]:
+    """:func:`node_bytes` from the op's name, its input shapes and a :func:`_numel`."""
+    if kind in _METADATA:
         return 0, 0
     written = 0
     for out in data["outputs"]:
-        written += _numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
+        written += numel(out["shape"]) * _DTYPE_BYTES.get(out.get("dtype") or "", 4)
     read = 0
-    nodes, into = G._node, G._pred[node]
-    for i in range(len(data["inputs"])):
-        shape = _shape_in(nodes, into, data, i)
-        read += _numel(shape) * 4 if shape else 0
+    for shape in shapes:
+        if shape:
+            read += numel(shape) * 4
     return read, written
 
 
-def _is_op(data: dict) -> bool:
-    return not data.get("hidden") and data["kind"] not in ("prim::Param", "prim::Return")
+def _numel_memo() -> Callable:
+    """:func:`_numel` remembering each shape's count: most values share a few shapes."""
+    memo: dict[tuple, int] = {}
+
+    def numel(shape) -> int:
+        if shape is None:
+            return 0
+        key = tuple(shape)
+        found = memo.get(key)
+        if found is None:
+            found = memo[key] = _numel(shape)
+        return found
+    return numel
 
 
 def annotate_costs(G: nx.DiGraph) -> None:
@@ -203,8 +241,9 @@ def annotate_costs(G: nx.DiGraph) -> None:
     shaped: set[str] = set()
     estimate = True   # every heavy op has its shapes (and some op has: below)
     todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
-    for node, data in G.nodes(data=True):   # one pass: the tensor ops and their shapes
-        if not _is_op(data):
+    nodes, pred = G._node, G._pred   # networkx's own dicts: its views cost a call per lookup
+    for node, data in nodes.items():   # one pass: the tensor ops and their shapes
+        if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             data[COST] = _FREE
             continue
         todo.append((node, data))
@@ -220,6 +259,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
             estimate = False
     estimate = estimate and bool(shaped)
     made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
+    numel = _numel_memo()
     for node, data in todo:
         if not estimate:
             data[COST] = _ONE_OP
@@ -234,13 +274,14 @@ def annotate_costs(G: nx.DiGraph) -> None:
             # shapes come from a run (or a trace): a tensor op without them did not run
             cost, flops, nbytes = 0.0, 0, 0
         else:
-            flops = node_flops(G, node) or 0
-            read, written = node_bytes(G, node)
+            shapes = _input_shapes(nodes, pred[node], data)
+            flops = _flops(G, node, data, kind, shapes, numel) or 0
+            read, written = _bytes(data, kind, shapes, numel)
             nbytes = read + written
             cost = (OP_OVERHEAD_US + flops / FLOPS_PER_US + read / BYTES_PER_US
                     + written / WRITE_BYTES_PER_US)
             if kind in _RNN_GATES:
-                x = _input_shape(G, node, 0)
+                x = shapes[0] if shapes else None
                 cost += RNN_STEP_US * (x[0] if x else 1)
         key = (round(cost, 3), flops, nbytes)
         found = made.get(key)

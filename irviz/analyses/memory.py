@@ -89,21 +89,24 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     nodes, succ, pred = G._node, G._succ, G._pred
     program = list(nodes)   # the builder adds them in program order
     order = {n: i for i, n in enumerate(program)}
-    allocates: dict[str, bool] = {}
+    allocates: set[str] = set()   # the nodes that allocate (most do not)
     allocated: dict[str, int] = {}
     unknown = 0
     for node, data in nodes.items():
-        allocates[node] = _allocates(G, data)
         outs = data.get("outputs", [])
-        if len(outs) == 1 and succ[node]:   # the bytes of its one value, on each edge
-            size = value_bytes(outs[0])
-            if size:
-                for edata in succ[node].values():
-                    edata[BYTES] = size
-        if not allocates[node]:
+        one = None   # the bytes of its one value (a constant's or a list's: no call)
+        if len(outs) == 1 and outs[0].get("shape") is not None:
+            one = value_bytes(outs[0])
+            if one:
+                for edata in succ[node].values():   # on each edge
+                    edata[BYTES] = one
+        # most nodes are hidden (constants, attributes, lists): no call for them
+        if data.get("hidden") or not _allocates(G, data):
             continue
-        sizes = [value_bytes(o) for o in outs if str(o.get("type", "")).startswith("Tensor")]
-        unknown += sum(1 for b in sizes if b is None)
+        allocates.add(node)
+        sizes = [one if len(outs) == 1 else value_bytes(o) for o in outs
+                 if str(o.get("type", "")).startswith("Tensor")]
+        unknown += sizes.count(None)
         total = sum(b for b in sizes if b)
         if total:
             allocated[node] = total
@@ -111,21 +114,25 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     # last use: the latest consumer, through the aliases that keep a value alive
     last: dict[str, int] = {}
     for node in reversed(program):
-        if not (allocates[node] or pred[node]):
+        if not (node in allocates or pred[node]):
             continue   # no value of its is freed, nor kept alive by a view (a constant)
-        latest = None
+        latest = -1
         for user in succ[node]:
             at = order[user]
-            if not allocates[user] and user in last and last[user] > at:
-                at = last[user]   # a view of it lives on
-            if latest is None or at > latest:
+            if user not in allocates:
+                alive = last.get(user, -1)   # a view of it lives on
+                if alive > at:
+                    at = alive
+            if at > latest:
                 latest = at
-        last[node] = order[node] if latest is None else latest
+        last[node] = order[node] if latest < 0 else latest
     frees: dict[int, list[str]] = {}
     for node in allocated:
         frees.setdefault(last[node], []).append(node)
-    peak, peak_at = _replay(program, allocated, frees, None)
-    _, peak_live = _replay(program, allocated, frees, peak_at)
+    # the replay visits only where something is allocated or freed
+    events = sorted({order[node] for node in allocated}.union(frees))
+    peak, peak_at = _replay(program, events, allocated, frees, None)
+    _, peak_live = _replay(program, events, allocated, frees, peak_at)
     by_module: dict[str, int] = {}
     for node, size in (peak_live or {}).items():
         top = (nodes[node].get("scope") or "").split(".")[0] or "<root>"
@@ -137,13 +144,15 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     return facts
 
 
-def _replay(program, allocated, frees, stop):
-    """Walk program order allocating and freeing: ``(peak, node at the peak)``, or with
-    ``stop`` the values live just after ``stop`` allocated ``(0, {node: bytes})``."""
+def _replay(program, events, allocated, frees, stop):
+    """Walk program order (the positions in ``events``) allocating and freeing: ``(peak,
+    node at the peak)``, or with ``stop`` the values live just after ``stop`` allocated
+    ``(0, {node: bytes})``."""
     live: dict[str, int] = {}
     current = peak = 0
     peak_at = None
-    for at, node in enumerate(program):
+    for at in events:
+        node = program[at]
         if node in allocated:
             live[node] = allocated[node]
             current += allocated[node]

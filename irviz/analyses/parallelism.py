@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from typing import Callable
 
 import networkx as nx
 import torch
 
-from ..ir.model import FORK_KINDS
-from .cost import FORK_OVERHEAD_US, cost_model, cost_of
-from .fork_wait import (GLUE_KINDS, container_chain, level_chain, loop_multiplicity,
+from ..ir.model import FORK_KINDS, LOOP_BODY, TASK_KINDS
+from .cost import _FREE, COST, FORK_OVERHEAD_US, cost_model, cost_of
+from .fork_wait import (GLUE_KINDS, level_chain, loop_multiplicity,
                         program_order, region, unpaired, waits)
 
 CRITICAL, TASK, FACTS, HAZARDS_KEY = ("irviz.critical", "irviz.task", "irviz.parallelism",
@@ -122,16 +123,41 @@ def _enclosing_forks(G: nx.DiGraph, node: str) -> list[str]:
     return forks
 
 
-def _multiplicities(G: nx.DiGraph, node: str) -> tuple[int, int, bool]:
-    """(runs in total, runs on the critical thread, a trip count was dynamic)."""
-    block = G.nodes[node]["block"]
-    total = loop_multiplicity(G, container_chain(G, block))
-    on_thread = loop_multiplicity(G, level_chain(G, block))
+def _chain_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]:
+    """Block -> how often it runs: the :func:`loop_multiplicity` of its
+    :func:`container_chain` and of its :func:`level_chain` (None: a dynamic trip count),
+    each block's from its parent's, so once per block, not per node."""
+    blocks, nodes = G.graph["blocks"], G._node
+    memo: dict[str, tuple[int | None, int | None]] = {}
+
+    def runs(block: str) -> tuple[int | None, int | None]:
+        found = memo.get(block)
+        if found is None:
+            info = blocks[block]
+            parent = info["parent"]
+            total, on_thread = runs(parent) if parent is not None else (1, 1)
+            if info["kind"] == LOOP_BODY:
+                trip = nodes[info["owner"]].get("trip_count")
+                trip = trip if isinstance(trip, int) else None
+                total = total * trip if trip is not None and total is not None else None
+                on_thread = on_thread * trip if trip is not None and on_thread is not None \
+                    else None
+            elif info["kind"] in TASK_KINDS:
+                on_thread = 1   # the level chain stops at its task
+            found = memo[block] = (total, on_thread)
+        return found
+    return runs
+
+
+def _multiplicities(G: nx.DiGraph, node: str, runs: Callable) -> tuple[int, int, bool]:
+    """(runs in total, runs on the critical thread, a trip count was dynamic); ``runs``:
+    a :func:`_chain_runs` of ``G``."""
+    total, on_thread = runs(G._node[node]["block"])
     dynamic = total is None or on_thread is None
     on_thread = on_thread or 1
     for fork in _enclosing_forks(G, node):
         if region(G.nodes[fork]).same_iteration:
-            on_thread *= loop_multiplicity(G, level_chain(G, G.nodes[fork]["block"])) or 1
+            on_thread *= runs(G.nodes[fork]["block"])[1] or 1
     return total or 1, on_thread, dynamic
 
 
@@ -237,18 +263,19 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     #: the drawn (not hidden) nodes of each thread (None: the caller's), in program order
     levels: dict[str | None, list[str]] = {}
     drawn: list[str] = []
-    for node, data in G.nodes(data=True):
+    runs = _chain_runs(G)
+    for node, data in G._node.items():   # networkx's own dict: its view costs a call a node
         if data["kind"] in FORK_KINDS:
             forks.append(node)
         level = data["subgraph_of"]
         if not data.get("hidden"):
             drawn.append(node)
             levels.setdefault(level, []).append(node)
-        cost = cost_of(data)
+        cost = data.get(COST, _FREE).cost   # cost_of, without a call per node
         place = (data["block"], level)
         found = per_place.get(place)
         if found is None:
-            found = per_place[place] = _multiplicities(G, node)
+            found = per_place[place] = _multiplicities(G, node, runs)
         total, on_thread, dyn = found
         dynamic |= dyn and cost > 0
         work += cost * total

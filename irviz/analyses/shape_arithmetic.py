@@ -26,6 +26,7 @@ _ARITHMETIC = {"aten::add": "+", "aten::sub": "-", "aten::mul": "*", "aten::floo
                "aten::floor_divide": "//", "aten::div": "/", "aten::remainder": "%",
                "aten::__and__": "&"}
 _LISTS = {"prim::ListConstruct": "[]", "prim::TupleConstruct": "()"}
+_KINDS = frozenset({*_READERS, *_TRANSPARENT, *_ARITHMETIC, *_LISTS})
 #: expressions longer than this are cut (the tooltip has room, the label has not)
 MAX_EXPR = 120
 
@@ -49,8 +50,12 @@ def annotate_shape_arithmetic(G: nx.DiGraph) -> None:
             return expr[producers[0]]
         return constant_label(G, producers)
 
-    for node, data in G.nodes(data=True):   # program order: producers come first
+    # networkx's own node dict, in program order (producers come first): its view costs
+    # a call per node, and most nodes are none of these kinds
+    for node, data in G._node.items():
         kind = data["kind"]
+        if kind not in _KINDS:
+            continue
         inputs = data["inputs"]
         text = None
         if kind in _READERS and inputs and len(inputs[0]) == 1 and inputs[0][0] in G:
@@ -72,7 +77,7 @@ def annotate_shape_arithmetic(G: nx.DiGraph) -> None:
         if text is not None:
             expr[node] = _cut(text)
     for node, text in expr.items():
-        G.nodes[node]["irviz.shape_expr"] = text
+        G._node[node]["irviz.shape_expr"] = text
 
 
 def _is_tensor_math(data: dict) -> bool:
