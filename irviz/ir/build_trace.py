@@ -30,7 +30,7 @@ from ..frontends.trace_graph import CONVERSIONS as _CONVERSIONS
 from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join,
                     constant_label)
 from .model import demangle, tensor_info, value_info
-from .source import node_locations
+from .source import _locations
 
 
 
@@ -101,27 +101,31 @@ class _TraceBuilder(_Builder):
     # -- what each call is -------------------------------------------------------
     def _analyse(self) -> None:
         tg = self.tg
-        # each node's kind and the uniques of its inputs and outputs, read from torch once
-        # (every pass needs them; each read is a C++ call)
+        # each node's kind, the uniques of its inputs and outputs and its outputs' records,
+        # read from torch once (every pass needs them; each read is a C++ call)
         kinds = tg.kinds
         in_u: list[list[int]] = []
         out_u: list[list[int]] = []
-        #: value unique -> the value (its record is read from torch when first needed)
+        #: value unique -> the value (kept: torch's inputsAt then finds a value's Python
+        #: object instead of making one, 1 µs a node less)
         value_of: dict[int, torch._C.Value] = {}
         #: value unique -> the index of its node (graph inputs: none)
         made_by: dict[int, int] = {}
+        #: value unique -> its record (:func:`value_info`; graph inputs: see :meth:`_info`)
+        infos: dict[int, dict] = {}
         for i, node in enumerate(tg.nodes):
             in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
             outs = []
-            for j in range(node.outputsSize()):
+            for j in range(node.outputsSize()):  # (iterating outputs() costs 10 µs a node)
                 value = node.outputsAt(j)
                 u = value.unique()
                 value_of[u] = value
+                infos[u] = value_info(value)
                 made_by[u] = i
                 outs.append(u)
             out_u.append(outs)
         self.kinds, self.in_u, self.out_u = kinds, in_u, out_u
-        self.value_of, self.made_by = value_of, made_by
+        self.value_of, self.made_by, self.infos = value_of, made_by, infos
         self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
         self.node_stack: list[tuple] = []
         inputs = list(tg.graph.inputs())
@@ -279,13 +283,19 @@ class _TraceBuilder(_Builder):
         self._container("root", "graph", None, owner=None, label=root_class,
                         module="", **{"class": root_class}, depth=0)
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
-        self.infos: dict[int, dict] = {}  # value unique -> its record (see _info)
+        #: value unique -> its record as its producer holds it (what a read in the same
+        #: method sees)
+        self.seen_as: dict[int, dict] = {}
+        #: (kind, the types of its inputs) -> the argument names of an op's schema, which
+        #: torch chooses by them (asking costs 1-2 µs a node)
+        self._arg_names_of: dict[tuple, list[str] | None] = {}
         self.nodes = self.G._node   # the node records (networkx's view costs a call each)
         self._names_of: dict[type, tuple[str, str] | None] = {}  # see _names
         values = list(tg.graph.inputs())[:tg.n_inputs]
         input_ids = self._add_inputs(values, root_class)
         for nid, value in zip(input_ids, values):
             self.refs[value.unique()] = (nid,)
+            self.seen_as[value.unique()] = self.nodes[nid]["outputs"][0]
         n = len(tg.calls)
         self.opened = [False] * n
         self.methods: dict[int | None, _Method] = {}
@@ -316,7 +326,7 @@ class _TraceBuilder(_Builder):
                 self._close_to(stack)
                 method = self.methods[stack[-1] if stack else None]
                 here = stack
-            self._op(node, i, method)
+            self._op(node, i, method, stack)
             after = self.after_node.get(i)
             if after:
                 for k in after:
@@ -469,8 +479,9 @@ class _TraceBuilder(_Builder):
 
     # -- values ------------------------------------------------------------------
     def _info(self, u: int) -> dict:
-        """The record of value ``u`` (:func:`value_info`), read from torch once: a value
-        is read by its node and its consumers (shared: who keeps it copies it)."""
+        """The record of value ``u`` (:func:`value_info`; a graph input's is read from torch
+        when first needed): a value is read by its node and its consumers (shared: who
+        keeps it copies it)."""
         info = self.infos.get(u)
         if info is None:
             info = self.infos[u] = value_info(self.value_of[u])
@@ -499,50 +510,76 @@ class _TraceBuilder(_Builder):
                 else self._info(u)
         return ref, info
 
-    def _op(self, node, i: int, method: _Method) -> None:
-        nid = method.take()
+    def _op(self, node, i: int, method: _Method, stack: tuple) -> None:
+        """Node ``i``, in calls ``stack``: the one loop over every node, so its common case
+        (a value read in the method that made it) is written out here."""
+        nid = f"{method.prefix}n{method.next}"
+        method.next += 1
         kind, inputs = self.kinds[i], self.in_u[i]
-        here = method.chain
-        nodes = self.nodes
+        refs, seen_as, stack_of = self.refs, self.seen_as, self.stack_of
         seen = []
         for u in inputs:
+            info = seen_as.get(u)
+            if info is not None and stack_of[u] is stack:  # read where it was made
+                seen.append((refs[u], info))
+                continue
             s = self.state_of.get(u)
             if s is not None:
-                reader = self._reader(s, here)
+                reader = self._reader(s, stack)
                 pid = self.methods[reader].params[s]
-                seen.append(((pid,), nodes[pid]["outputs"][0] if reader == method.call
+                seen.append(((pid,), self.nodes[pid]["outputs"][0] if reader == method.call
                              else self._info(u)))
             else:
-                seen.append(self._ref(u, here))
-        label, hidden, weight = None, False, None
-        attributes = {name: _attr_repr(node, name, None) for name in node.attributeNames()}
-        if kind == "prim::Constant":
+                seen.append(self._ref(u, stack))
+        label, hidden, weight, arg_names = None, False, None, None
+        names = node.attributeNames()
+        attributes = {name: _attr_repr(node, name, None) for name in names} if names else {}
+        if kind == "prim::Constant":  # no schema (asking torch takes 2 µs)
             label, weight = constant_label(node, self.value_of[self.out_u[i][0]],
                                            attributes)
             hidden = True
-        elif kind == "prim::Uninitialized":
-            hidden = True
-        elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and inputs:
-            made_by, kinds = self.made_by, self.kinds
-            hidden = all(u in made_by and kinds[made_by[u]] == "prim::Constant"
-                         for u in inputs)
-        source, user_source = node_locations(node)
-        self._add_node(nid, {
+        else:
+            key = (kind, *[info["type"] for _, info in seen])
+            arg_names = self._arg_names_of.get(key, False)
+            if arg_names is False:
+                arg_names = self._arg_names_of[key] = _arg_names(node)
+            if kind == "prim::Uninitialized":
+                hidden = True
+            elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and inputs:
+                made_by, kinds = self.made_by, self.kinds
+                hidden = all(u in made_by and kinds[made_by[u]] == "prim::Constant"
+                             for u in inputs)
+        try:
+            text = node.sourceRange()
+        except RuntimeError:
+            text = None
+        source, user_source = _locations(text) if text else (None, None)
+        outputs = [weight] if weight is not None else [self.infos[u] for u in self.out_u[i]]
+        # G.add_node and G.add_edge without their per-call overhead (see _add_node, _link)
+        succ = self.G._succ
+        succ[nid] = {}
+        self.G._pred[nid] = pred = {}
+        self.nodes[nid] = {
             "kind": kind, "label": label or kind.split("::")[-1], "source": source,
-            # a constant has no schema (asking torch takes 2 µs)
-            "arg_names": None if kind == "prim::Constant" else _arg_names(node),
-            "user_source": user_source,
+            "arg_names": arg_names, "user_source": user_source,
             "scope": method.scope[0], "scope_class": method.scope[1], "block": method.block,
-            "subgraph_of": None,
-            "outputs": [weight] if weight is not None else [self._info(u)
-                                                            for u in self.out_u[i]],
-            "inputs": [list(r) for r, _ in seen],
-            "attributes": attributes, "hidden": hidden})
+            "subgraph_of": None, "outputs": outputs, "inputs": [list(r) for r, _ in seen],
+            "attributes": attributes, "hidden": hidden}
         for ref, info in seen:
-            self._link(ref, nid, info)
-        refs = self.refs
-        for u in self.out_u[i]:
+            for producer in ref:
+                out = succ.get(producer)
+                if out is None:
+                    self._link((producer,), nid, info)
+                    continue
+                edge = out.get(nid)
+                if edge is not None:
+                    edge["count"] += 1
+                    continue
+                out[nid] = pred[producer] = {"type": info["type"], "shape": info["shape"],
+                                             "dtype": info["dtype"], "count": 1}
+        for u, info in zip(self.out_u[i], outputs):
             refs[u] = (nid,)
+            seen_as[u] = info
 
 
 def build_trace_graph(capture: Capture) -> nx.DiGraph:
