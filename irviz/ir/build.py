@@ -144,13 +144,24 @@ def _value_repr(value) -> str:
     return repr(value)
 
 
-def constant_label(node: torch._C.Node, out=None,
-                   attributes: dict | None = None) -> tuple[str, dict | None]:
+#: the types of constants that are neither objects nor tensors: :func:`constant_label` of
+#: one needs only its text
+_PLAIN_CONSTANT_TYPES = frozenset({"int", "float", "bool", "str", "NoneType", "Device",
+                                   "List[int]", "List[float]", "List[bool]", "List[str]"})
+
+
+def constant_label(node: torch._C.Node, out=None, attributes: dict | None = None,
+                   type_text: str | None = None) -> tuple[str, dict | None]:
     """A constant's label, and for a tensor of more than one element (a frozen weight, a
     trace's mask) its value record: named after its value (``layer1.conv1.weight (bn
     folded)``), shape and dtype from the tensor itself. Both builders use it; the trace
-    builder passes what it read from torch already: ``out``, the node's output, and
-    ``attributes``, the node's attributes as whole texts (:func:`_attr_repr`)."""
+    builder passes what it read from torch already: ``out``, the node's output,
+    ``attributes``, the node's attributes as whole texts (:func:`_attr_repr`), and
+    ``type_text``, the output's type as its record has it (most constants are numbers:
+    torch is not asked again)."""
+    if type_text in _PLAIN_CONSTANT_TYPES and attributes is not None:
+        whole = attributes.get("value")
+        return "None" if whole is None else _cut(whole), None
     out = node.output() if out is None else out
     if out.type().kind() == "ClassType":   # packed params, a prepacked context
         return object_constant_label(out.debugName(), out.type().annotation_str), None

@@ -127,7 +127,6 @@ class _TraceBuilder(_Builder):
         self.kinds, self.in_u, self.out_u = kinds, in_u, out_u
         self.value_of, self.made_by, self.infos = value_of, made_by, infos
         self.stack_of: dict[int, tuple] = {}  # value unique -> calls it was defined in
-        self.node_stack: list[tuple] = []
         inputs = list(tg.graph.inputs())
         self.state_of = {v.unique(): i - tg.n_inputs for i, v in enumerate(inputs)
                          if i >= tg.n_inputs}
@@ -153,14 +152,18 @@ class _TraceBuilder(_Builder):
         first_node: dict[int, int] = {}
         stack_of = self.stack_of
         here = None
-        for i, stack in enumerate(self._placed()):
-            self.node_stack.append(stack)
+        state_of = self.state_of
+        self.node_stack = self._placed()
+        for i, stack in enumerate(self.node_stack):
             if stack is not here:  # else its calls have their first node already
                 for k in stack:
                     first_node.setdefault(k, i)
                 here = stack
-            self._uses(self.in_u[i], stack, n, i)
-            for u in self.out_u[i]:
+            for u in in_u[i]:  # most nodes read only values made in their own method
+                if u in state_of or stack_of.get(u, ()) is not stack:
+                    self._uses(in_u[i], stack, n, i)
+                    break
+            for u in out_u[i]:
                 stack_of[u] = stack
         self.ret_u = [v.unique() for v in _ins(tg.graph.return_node())]
         self._uses(self.ret_u, (), n, len(tg.nodes))
@@ -362,7 +365,7 @@ class _TraceBuilder(_Builder):
                 "kind": "prim::GetAttr", "label": name, "source": None, "arg_names": None,
                 "user_source": None, "scope": base, "scope_class": method.scope[1],
                 "block": method.block, "subgraph_of": None,
-                "outputs": [{**tensor_info(tg.state[i][1], name), "type": "Tensor"}],
+                "outputs": [tensor_info(tg.state[i][1], name)],
                 "inputs": [[f"module:{_join(base, owner) if owner else base}"]],
                 "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)})
             method.params[i] = nid
@@ -380,12 +383,13 @@ class _TraceBuilder(_Builder):
         nid = parent.take(2 if len(self.escapes[k]) > 1 else 1)
         cls, qualified = self._names(call.module)
         nth = self._nth[k]
-        cid = self._container(
-            f"{nid}/call", "method", parent.block, owner=None, call_site=nid,
-            module=call.path, method="forward" + (str(nth) if nth else ""),
-            label=f"{call.path or '<root>'}: {cls}", depth=parent.depth + 1,
-            qualified_type=qualified, source=None, user_source=None,
-            **{"class": cls})
+        cid = f"{nid}/call"
+        self.blocks[cid] = {  # what _container writes, without its keywords' dicts
+            "kind": "method", "parent": parent.block, "at": len(self.nodes), "owner": None,
+            "call_site": nid, "module": call.path,
+            "method": "forward" + (str(nth) if nth else ""),
+            "label": f"{call.path or '<root>'}: {cls}", "depth": parent.depth + 1,
+            "qualified_type": qualified, "source": None, "user_source": None, "class": cls}
         method = _Method(k, f"{cid}/", cid, (call.path, cls), parent.depth + 1,
                          self._chain(k))
         method.site = nid
@@ -492,7 +496,7 @@ class _TraceBuilder(_Builder):
         record of the value there."""
         ref = self.refs[u]
         defined = self.stack_of.get(u, ())
-        common = _common(defined, stack)
+        common = len(stack) if defined is stack else _common(defined, stack)
         inner = defined[common:]  # the calls it is returned from, outermost first
         for k in inner:  # through the outermost call that returns a tuple: its unpack
             if len(self.escapes[k]) > 1:
@@ -535,8 +539,9 @@ class _TraceBuilder(_Builder):
         names = node.attributeNames()
         attributes = {name: _attr_repr(node, name, None) for name in names} if names else {}
         if kind == "prim::Constant":  # no schema (asking torch takes 2 µs)
-            label, weight = constant_label(node, self.value_of[self.out_u[i][0]],
-                                           attributes)
+            out = self.out_u[i][0]
+            label, weight = constant_label(node, self.value_of[out], attributes,
+                                           self.infos[out]["type"])
             hidden = True
         else:
             key = (kind, *[info["type"] for _, info in seen])

@@ -185,11 +185,13 @@ def value_info(value: torch._C.Value) -> dict:
         shape = list(sizes) if sizes is not None else None
         scalar = ty.scalarType()
         dtype = _DTYPES.get(scalar, scalar.lower()) if scalar else None
+        text = "Tensor"  # its annotation_str, whatever it knows (not asked: a C++ call)
+    else:
+        text = getattr(ty, "annotation_str", None)  # a property: computed on every read
+        text = demangle(str(ty) if text is None else text)
     name = value.debugName()
-    text = getattr(ty, "annotation_str", None)  # a property: computed on every read
     return {"name": name.split(".")[0] if name and not name[0].isdigit() else None,
-            "type": demangle(str(ty) if text is None else text),
-            "shape": shape, "dtype": dtype}
+            "type": text, "shape": shape, "dtype": dtype}
 
 
 #: the packages whose modules are torch's own layers
