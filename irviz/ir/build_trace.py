@@ -106,8 +106,7 @@ class _TraceBuilder(_Builder):
         kinds = tg.kinds
         in_u: list[list[int]] = []
         out_u: list[list[int]] = []
-        #: value unique -> the value (kept: torch's inputsAt then finds a value's Python
-        #: object instead of making one, 1 µs a node less)
+        #: value unique -> a graph input (its record is read from torch when first needed)
         value_of: dict[int, torch._C.Value] = {}
         #: value unique -> the index of its node (graph inputs: none)
         made_by: dict[int, int] = {}
@@ -119,7 +118,6 @@ class _TraceBuilder(_Builder):
             for j in range(node.outputsSize()):  # (iterating outputs() costs 10 µs a node)
                 value = node.outputsAt(j)
                 u = value.unique()
-                value_of[u] = value
                 infos[u] = value_info(value)
                 made_by[u] = i
                 outs.append(u)
@@ -160,7 +158,7 @@ class _TraceBuilder(_Builder):
                     first_node.setdefault(k, i)
                 here = stack
             for u in in_u[i]:  # most nodes read only values made in their own method
-                if u in state_of or stack_of.get(u, ()) is not stack:
+                if stack_of.get(u, ()) is not stack or u in state_of:
                     self._uses(in_u[i], stack, n, i)
                     break
             for u in out_u[i]:
@@ -350,9 +348,10 @@ class _TraceBuilder(_Builder):
     def _getattrs(self, method: _Method, key: int) -> None:
         """The method's GetAttr chains: parameters' (hidden nodes), then submodules'."""
         tg = self.tg
-        base = method.scope[0]
+        base, scope_class = method.scope
         inside = base + "."
         attrs = self.attrs[key]
+        succ, pred, nodes = self.G._succ, self.G._pred, self.nodes
         for kind, i in sorted(attrs, key=attrs.__getitem__, reverse=True):
             path = tg.state[i][0] if kind == "s" else tg.calls[i].path
             rel = path[len(inside):] if base and path.startswith(inside) else path
@@ -361,13 +360,15 @@ class _TraceBuilder(_Builder):
                 continue
             nid = f"{method.prefix}n{method.next - 1}"
             owner, _, name = rel.rpartition(".")
-            self._add_node(nid, {
+            succ[nid] = {}  # _add_node's work, written out (a third of the nodes)
+            pred[nid] = {}
+            nodes[nid] = {
                 "kind": "prim::GetAttr", "label": name, "source": None, "arg_names": None,
-                "user_source": None, "scope": base, "scope_class": method.scope[1],
+                "user_source": None, "scope": base, "scope_class": scope_class,
                 "block": method.block, "subgraph_of": None,
                 "outputs": [tensor_info(tg.state[i][1], name)],
                 "inputs": [[f"module:{_join(base, owner) if owner else base}"]],
-                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)})
+                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)}
             method.params[i] = nid
 
     def _open_call(self, k: int) -> None:
@@ -540,8 +541,7 @@ class _TraceBuilder(_Builder):
         attributes = {name: _attr_repr(node, name, None) for name in names} if names else {}
         if kind == "prim::Constant":  # no schema (asking torch takes 2 µs)
             out = self.out_u[i][0]
-            label, weight = constant_label(node, self.value_of[out], attributes,
-                                           self.infos[out]["type"])
+            label, weight = constant_label(node, None, attributes, self.infos[out]["type"])
             hidden = True
         else:
             key = (kind, *[info["type"] for _, info in seen])
