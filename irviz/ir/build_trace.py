@@ -22,6 +22,8 @@ debug names of values are the flat graph's, so a tooltip may name a value anothe
 """
 from __future__ import annotations
 
+import functools
+
 import networkx as nx
 import torch
 
@@ -63,6 +65,12 @@ def _unshaped(info: dict) -> dict:
     """The record of a value read through a call: its type without the traced shape (a
     tensor's type is ``Tensor`` either way)."""
     return {"name": None, "type": info["type"], "shape": None, "dtype": None}
+
+
+@functools.lru_cache(maxsize=None)
+def _short(kind: str) -> str:
+    """An op's label: its kind without the namespace (``aten::add`` -> ``add``)."""
+    return kind.split("::")[-1]
 
 
 def _common(a: tuple, b: tuple) -> int:
@@ -113,6 +121,14 @@ class _TraceBuilder(_Builder):
         #: value unique -> its record (:func:`value_info`; graph inputs: see :meth:`_info`)
         infos: dict[int, dict] = {}
         for i, node in enumerate(tg.nodes):
+            if kinds[i] == "prim::Constant":  # no inputs, one output (near half the nodes)
+                value = node.outputsAt(0)
+                u = value.unique()
+                infos[u] = value_info(value)
+                made_by[u] = i
+                in_u.append([])
+                out_u.append([u])
+                continue
             in_u.append([node.inputsAt(j).unique() for j in range(node.inputsSize())])
             outs = []
             for j in range(node.outputsSize()):  # (iterating outputs() costs 10 µs a node)
@@ -517,34 +533,53 @@ class _TraceBuilder(_Builder):
 
     def _op(self, node, i: int, method: _Method, stack: tuple) -> None:
         """Node ``i``, in calls ``stack``: the one loop over every node, so its common case
-        (a value read in the method that made it) is written out here."""
+        (a value read in the method that made it) is written out here, and each input is
+        read, recorded and linked in one pass."""
         nid = f"{method.prefix}n{method.next}"
         method.next += 1
         kind, inputs = self.kinds[i], self.in_u[i]
         refs, seen_as, stack_of = self.refs, self.seen_as, self.stack_of
-        seen = []
+        # G.add_node and G.add_edge without their per-call overhead (see _add_node, _link)
+        succ = self.G._succ
+        succ[nid] = {}
+        self.G._pred[nid] = pred = {}
+        ins, types = [], [kind]
         for u in inputs:
             info = seen_as.get(u)
             if info is not None and stack_of[u] is stack:  # read where it was made
-                seen.append((refs[u], info))
-                continue
-            s = self.state_of.get(u)
-            if s is not None:
-                reader = self._reader(s, stack)
-                pid = self.methods[reader].params[s]
-                seen.append(((pid,), self.nodes[pid]["outputs"][0] if reader == method.call
-                             else self._info(u)))
+                ref = refs[u]
             else:
-                seen.append(self._ref(u, stack))
+                s = self.state_of.get(u)
+                if s is not None:
+                    reader = self._reader(s, stack)
+                    pid = self.methods[reader].params[s]
+                    ref = (pid,)
+                    info = self.nodes[pid]["outputs"][0] if reader == method.call \
+                        else self._info(u)
+                else:
+                    ref, info = self._ref(u, stack)
+            ins.append(list(ref))
+            types.append(info["type"])
+            for producer in ref:
+                out = succ.get(producer)
+                if out is None:
+                    self._link((producer,), nid, info)
+                    continue
+                edge = out.get(nid)
+                if edge is not None:
+                    edge["count"] += 1
+                    continue
+                out[nid] = pred[producer] = {"type": info["type"], "shape": info["shape"],
+                                             "dtype": info["dtype"], "count": 1}
         label, hidden, weight, arg_names = None, False, None, None
         names = node.attributeNames()
         attributes = {name: _attr_repr(node, name, None) for name in names} if names else {}
+        outs = self.out_u[i]
         if kind == "prim::Constant":  # no schema (asking torch takes 2 µs)
-            out = self.out_u[i][0]
-            label, weight = constant_label(node, None, attributes, self.infos[out]["type"])
+            label, weight = constant_label(node, None, attributes, self.infos[outs[0]]["type"])
             hidden = True
         else:
-            key = (kind, *[info["type"] for _, info in seen])
+            key = tuple(types)
             arg_names = self._arg_names_of.get(key, False)
             if arg_names is False:
                 arg_names = self._arg_names_of[key] = _arg_names(node)
@@ -559,30 +594,14 @@ class _TraceBuilder(_Builder):
         except RuntimeError:
             text = None
         source, user_source = _locations(text) if text else (None, None)
-        outputs = [weight] if weight is not None else [self.infos[u] for u in self.out_u[i]]
-        # G.add_node and G.add_edge without their per-call overhead (see _add_node, _link)
-        succ = self.G._succ
-        succ[nid] = {}
-        self.G._pred[nid] = pred = {}
+        outputs = [weight] if weight is not None else [self.infos[u] for u in outs]
         self.nodes[nid] = {
-            "kind": kind, "label": label or kind.split("::")[-1], "source": source,
+            "kind": kind, "label": label or _short(kind), "source": source,
             "arg_names": arg_names, "user_source": user_source,
             "scope": method.scope[0], "scope_class": method.scope[1], "block": method.block,
-            "subgraph_of": None, "outputs": outputs, "inputs": [list(r) for r, _ in seen],
+            "subgraph_of": None, "outputs": outputs, "inputs": ins,
             "attributes": attributes, "hidden": hidden}
-        for ref, info in seen:
-            for producer in ref:
-                out = succ.get(producer)
-                if out is None:
-                    self._link((producer,), nid, info)
-                    continue
-                edge = out.get(nid)
-                if edge is not None:
-                    edge["count"] += 1
-                    continue
-                out[nid] = pred[producer] = {"type": info["type"], "shape": info["shape"],
-                                             "dtype": info["dtype"], "count": 1}
-        for u, info in zip(self.out_u[i], outputs):
+        for u, info in zip(outs, outputs):
             refs[u] = (nid,)
             seen_as[u] = info
 
