@@ -394,7 +394,8 @@ class _TraceBuilder(_Builder):
             return
         if call.parent is not None and not self.opened[call.parent]:
             self._open_call(call.parent)
-        self._close_to(self._chain(call.parent))
+        outer = self._chain(call.parent)
+        self._close_to(outer)
         self.opened[k] = True
         parent = self.methods[call.parent]
         nid = parent.take(2 if len(self.escapes[k]) > 1 else 1)
@@ -408,7 +409,7 @@ class _TraceBuilder(_Builder):
             "label": f"{call.path or '<root>'}: {cls}", "depth": parent.depth + 1,
             "qualified_type": qualified, "source": None, "user_source": None, "class": cls}
         method = _Method(k, f"{cid}/", cid, (call.path, cls), parent.depth + 1,
-                         self._chain(k))
+                         self._chains.setdefault(k, outer + (k,)))
         method.site = nid
         self.methods[k] = method
         self._getattrs(method, k)
