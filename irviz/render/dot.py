@@ -76,6 +76,7 @@ class _DotWriter:
         self._with_nodes: set[str] | None = None
         self._nodes: list[str] | None = None
         self._runs: list[tuple[str, int, int]] | None = None
+        self._critical_drawn: set[str | None] | None = None
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -113,8 +114,14 @@ class _DotWriter:
             else:
                 self._emit_call_cluster(item.id, indent)
 
-    def _any_critical(self, nodes) -> bool:
-        return any(self.critical(self.G.nodes[n]) for n in nodes)
+    def _any_critical(self, drawn: str) -> bool:
+        """A member of box or roll node ``drawn`` is on the critical path: the drawn ids
+        holding one, found in one pass over the nodes (a roll holds nearly all of them)."""
+        if self._critical_drawn is None:
+            rep = self.plan.representative
+            self._critical_drawn = {rep[n] for n, data in self.G.nodes(data=True)
+                                    if self.critical(data)}
+        return drawn in self._critical_drawn
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,
                    finding: bool = True) -> None:
@@ -188,7 +195,7 @@ class _DotWriter:
             attrs["fillcolor"] = timed
             classes.append("irviz-profiled")
         # a finding on a box is shown by its label and tooltip, not its border
-        self._highlight(attrs, classes, box, self._any_critical(self.plan.members.get(box, ())),
+        self._highlight(attrs, classes, box, self._any_critical(box),
                         finding=False)
         self._diff(attrs, classes, self._members_status(box, cid))
         if attrs.get("style", "").startswith("rounded"):  # a module box keeps its shape
@@ -202,7 +209,7 @@ class _DotWriter:
         attrs.update(label=label, tooltip=tooltip, id=f"irviz:{rid}",
                      **{"class": "irviz-module irviz-rolled"})
         classes = ["irviz-module", "irviz-rolled"]
-        self._highlight(attrs, classes, rid, self._any_critical(self.plan.members.get(rid, ())))
+        self._highlight(attrs, classes, rid, self._any_critical(rid))
         self._diff(attrs, classes, self._members_status(rid, None))
         if attrs.get("style", "").startswith("rounded"):
             attrs["style"] = attrs["style"].replace("rounded,", "")

@@ -605,14 +605,13 @@ class Labels:
         has = {"input", "output", "op"}
         if self.plan.boxes:
             has.add("module")
-        drawn = self.plan.representative
-        for node, data in self.G.nodes(data=True):
-            if drawn.get(node) is None:
-                continue
-            if is_critical(data):
-                has.add("critical")
-            if drawn[node] == node:
-                category = node_category(data.get("kind", ""))
+        drawn, nodes = self.plan.representative, self.G.nodes
+        if any(is_critical(data) and drawn.get(node) is not None
+               for node, data in nodes(data=True)):
+            has.add("critical")
+        for r in self.plan.position:   # the drawn ids: the nodes drawn as themselves
+            if drawn.get(r) == r:
+                category = node_category(nodes[r].get("kind", ""))
                 has.add("fork" if category == "wait" else category)
         return has
 

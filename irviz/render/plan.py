@@ -368,14 +368,18 @@ class _Planner:
         self._folded_nodes: set[str] = set()
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
+        block_of, by_block, folded = self._block_of, self._by_block, self._folded_nodes
+        show_checks = options.show_checks
         for node, data in G.nodes(data=True):
-            block = self._block_of[node] = data["block"]
-            nodes, unfolded = self._by_block.setdefault(block, ([], []))
-            nodes.append(node)
-            if self._folded(data):
-                self._folded_nodes.add(node)
+            block = block_of[node] = data["block"]
+            lists = by_block.get(block)
+            if lists is None:
+                lists = by_block[block] = ([], [])
+            lists[0].append(node)
+            if is_folded(data, show_checks):
+                folded.add(node)
             else:
-                unfolded.append(node)
+                lists[1].append(node)
         #: container -> the program positions of its own folded nodes (:meth:`_roll`)
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
@@ -817,9 +821,16 @@ class _Planner:
         for cid in inside:  # calls that ran no operation have no place: never rolled
             siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
 
+        ops_in: dict[str, int] = {}   # call -> its unfolded nodes at any depth
+        for block, (_, unfolded) in self._by_block.items():
+            while block is not None:
+                if block in inside:
+                    ops_in[block] = ops_in.get(block, 0) + len(unfolded)
+                block = self.blocks[block]["parent"]
+
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = len(inside[cid]) - len(self._folded_nodes.intersection(inside[cid]))
+            ops = ops_in.get(cid, 0)
             # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     call_method(G, info), ops)
@@ -1009,8 +1020,7 @@ class _Planner:
             if info["parent"] is not None:
                 kids[info["parent"]].append(cid)
         own: dict[str, list[str]] = {cid: [] for cid in self.blocks}
-        for node, block in self.G.nodes(data="block"):
-            own[block].append(node)
+        own.update((block, lists[0]) for block, lists in self._by_block.items())
         middles = {c for calls in rolls.values() for c in calls[1:-1]}
         inside = self._call_nodes() if loops else {}
         placed: set[str] = set()    # the loop roll nodes drawn so far
