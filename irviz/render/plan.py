@@ -18,6 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import groupby
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -303,7 +304,9 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     #: container -> the node lists of the calls around it, innermost first
     lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
-    for node, block in G.nodes(data="block"):
+    first = itemgetter(0)
+    # a run of consecutive nodes of one container at a time (a block's ops are runs)
+    for block, run in groupby(G.nodes(data="block"), key=itemgetter(1)):
         lists = lists_around.get(block)
         if lists is None:
             lists, b = [], block
@@ -312,8 +315,9 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
                     lists.append(out.setdefault(b, []))
                 b = blocks[b]["parent"]
             lists_around[block] = lists
-        for nodes in lists:
-            nodes.append(node)
+        nodes = list(map(first, run))
+        for inside in lists:
+            inside.extend(nodes)
     return out
 
 
@@ -357,11 +361,10 @@ class _Planner:
         self._library = library_calls(self.blocks)
         self.notes: list[str] = []
         self._order: list[str] = list(G)
-        self._pos = {n: i for i, n in enumerate(self._order)}
+        self._pos = dict(zip(self._order, range(len(self._order))))
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
         self._loops_found: list[dict] | None = None
-        self._folded = lambda data: is_folded(data, options.show_checks)
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
         self._block_of: dict[str, str] = {}
@@ -415,9 +418,10 @@ class _Planner:
         rep = drawing.rep
         self._judged.clear()   # rep is changed below: never judged again
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
-        for node, r in rep.items():
+        first = itemgetter(0)
+        for r, run in groupby(rep.items(), key=itemgetter(1)):   # a roll: one long run
             if r is not None and r.startswith(("box:", "roll:")):
-                members.setdefault(r, []).append(node)
+                members.setdefault(r, []).extend(map(first, run))
         skipped = self._empty_library_boxes(members, collapsed)
         for box in skipped:
             for node in members.pop(box, ()):
@@ -813,7 +817,7 @@ class _Planner:
         if self._runs_found is not None:
             return self._runs_found
         inside = self._call_nodes()
-        G, pos, order = self.G, self._pos, self._order
+        G, pos, order, block_of = self.G, self._pos, self._order, self._block_of
         never: set[str] = set()
         for cid in self._focused_calls():
             never.update(self._chain(cid))
@@ -844,9 +848,9 @@ class _Planner:
                 sig = signature(cid) if cid is not None else None
                 if run and cid is not None and cid not in never and sig == run_sig:
                     gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
-                    if all(G.nodes[n]["block"] == parent for n in gap):
+                    if all(block_of[n] == parent for n in gap):
                         kinds = tuple(G.nodes[n]["kind"] for n in gap
-                                      if not self._folded(G.nodes[n]))
+                                      if n not in self._folded_nodes)
                         if len(run) == 1 or kinds == gap_sig:
                             run.append(cid)
                             gap_sig = kinds
