@@ -18,7 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import groupby
+from itertools import filterfalse, groupby
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -367,22 +367,18 @@ class _Planner:
         self._loops_found: list[dict] | None = None
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        self._block_of: dict[str, str] = {}
-        self._folded_nodes: set[str] = set()
+        self._block_of: dict[str, str] = dict(G.nodes(data="block"))
+        self._folded_nodes: set[str] = {node for node, data in G.nodes(data=True)
+                                        if is_folded(data, options.show_checks)}
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
-        block_of, by_block, folded = self._block_of, self._by_block, self._folded_nodes
-        show_checks = options.show_checks
-        for node, data in G.nodes(data=True):
-            block = block_of[node] = data["block"]
-            lists = by_block.get(block)
-            if lists is None:
-                lists = by_block[block] = ([], [])
-            lists[0].append(node)
-            if is_folded(data, show_checks):
-                folded.add(node)
-            else:
-                lists[1].append(node)
+        first, folded = itemgetter(0), self._folded_nodes.__contains__
+        # a run of consecutive nodes of one container at a time, in C
+        for block, run in groupby(self._block_of.items(), key=itemgetter(1)):
+            added = list(map(first, run))
+            nodes, unfolded = self._by_block.setdefault(block, ([], []))
+            nodes.extend(added)
+            unfolded.extend(filterfalse(folded, added))
         #: container -> the program positions of its own folded nodes (:meth:`_roll`)
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
