@@ -18,7 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import filterfalse, groupby
+from itertools import filterfalse, groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -726,10 +726,13 @@ class _Planner:
         if drawing.pairs is not None:
             return drawing
         rep, position = drawing.rep, drawing.position
-        if self._edges is None:
-            self._edges = ([u for u, succ in self.G.adjacency() for _ in succ],
-                           [v for _, succ in self.G.adjacency() for v in succ],
-                           [len(succ) > 1 for _, succ in self.G.adjacency() for _ in succ])
+        if self._edges is None:   # a node's out-edges at a time, in C
+            self._edges = us, vs, fans_out = [], [], []
+            for u, succ in self.G.adjacency():
+                n = len(succ)
+                us.extend(repeat(u, n))
+                vs.extend(succ)
+                fans_out.extend(repeat(n > 1, n))
         us, vs, fans_out = self._edges
         ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
