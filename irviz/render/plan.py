@@ -18,6 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
+from itertools import filterfalse, groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -303,7 +304,9 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
     #: container -> the node lists of the calls around it, innermost first
     lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
-    for node, block in G.nodes(data="block"):
+    first = itemgetter(0)
+    # a run of consecutive nodes of one container at a time (a block's ops are runs)
+    for block, run in groupby(G.nodes(data="block"), key=itemgetter(1)):
         lists = lists_around.get(block)
         if lists is None:
             lists, b = [], block
@@ -312,8 +315,9 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
                     lists.append(out.setdefault(b, []))
                 b = blocks[b]["parent"]
             lists_around[block] = lists
-        for nodes in lists:
-            nodes.append(node)
+        nodes = list(map(first, run))
+        for inside in lists:
+            inside.extend(nodes)
     return out
 
 
@@ -357,29 +361,24 @@ class _Planner:
         self._library = library_calls(self.blocks)
         self.notes: list[str] = []
         self._order: list[str] = list(G)
-        self._pos = {n: i for i, n in enumerate(self._order)}
+        self._pos = dict(zip(self._order, range(len(self._order))))
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
         self._loops_found: list[dict] | None = None
-        self._folded = lambda data: is_folded(data, options.show_checks)
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        self._block_of: dict[str, str] = {}
-        self._folded_nodes: set[str] = set()
+        self._block_of: dict[str, str] = dict(G.nodes(data="block"))
+        self._folded_nodes: set[str] = {node for node, data in G.nodes(data=True)
+                                        if is_folded(data, options.show_checks)}
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
-        block_of, by_block, folded = self._block_of, self._by_block, self._folded_nodes
-        show_checks = options.show_checks
-        for node, data in G.nodes(data=True):
-            block = block_of[node] = data["block"]
-            lists = by_block.get(block)
-            if lists is None:
-                lists = by_block[block] = ([], [])
-            lists[0].append(node)
-            if is_folded(data, show_checks):
-                folded.add(node)
-            else:
-                lists[1].append(node)
+        first, folded = itemgetter(0), self._folded_nodes.__contains__
+        # a run of consecutive nodes of one container at a time, in C
+        for block, run in groupby(self._block_of.items(), key=itemgetter(1)):
+            added = list(map(first, run))
+            nodes, unfolded = self._by_block.setdefault(block, ([], []))
+            nodes.extend(added)
+            unfolded.extend(filterfalse(folded, added))
         #: container -> the program positions of its own folded nodes (:meth:`_roll`)
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
@@ -415,9 +414,10 @@ class _Planner:
         rep = drawing.rep
         self._judged.clear()   # rep is changed below: never judged again
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
-        for node, r in rep.items():
+        first = itemgetter(0)
+        for r, run in groupby(rep.items(), key=itemgetter(1)):   # a roll: one long run
             if r is not None and r.startswith(("box:", "roll:")):
-                members.setdefault(r, []).append(node)
+                members.setdefault(r, []).extend(map(first, run))
         skipped = self._empty_library_boxes(members, collapsed)
         for box in skipped:
             for node in members.pop(box, ()):
@@ -726,10 +726,13 @@ class _Planner:
         if drawing.pairs is not None:
             return drawing
         rep, position = drawing.rep, drawing.position
-        if self._edges is None:
-            self._edges = ([u for u, succ in self.G.adjacency() for _ in succ],
-                           [v for _, succ in self.G.adjacency() for v in succ],
-                           [len(succ) > 1 for _, succ in self.G.adjacency() for _ in succ])
+        if self._edges is None:   # a node's out-edges at a time, in C
+            self._edges = us, vs, fans_out = [], [], []
+            for u, succ in self.G.adjacency():
+                n = len(succ)
+                us.extend(repeat(u, n))
+                vs.extend(succ)
+                fans_out.extend(repeat(n > 1, n))
         us, vs, fans_out = self._edges
         ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
@@ -813,7 +816,7 @@ class _Planner:
         if self._runs_found is not None:
             return self._runs_found
         inside = self._call_nodes()
-        G, pos, order = self.G, self._pos, self._order
+        G, pos, order, block_of = self.G, self._pos, self._order, self._block_of
         never: set[str] = set()
         for cid in self._focused_calls():
             never.update(self._chain(cid))
@@ -844,9 +847,9 @@ class _Planner:
                 sig = signature(cid) if cid is not None else None
                 if run and cid is not None and cid not in never and sig == run_sig:
                     gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
-                    if all(G.nodes[n]["block"] == parent for n in gap):
+                    if all(block_of[n] == parent for n in gap):
                         kinds = tuple(G.nodes[n]["kind"] for n in gap
-                                      if not self._folded(G.nodes[n]))
+                                      if n not in self._folded_nodes)
                         if len(run) == 1 or kinds == gap_sig:
                             run.append(cid)
                             gap_sig = kinds
