@@ -1,5 +1,6 @@
 """Trace mode without the TracedModule (issue 16): a plain module tree is drawn from the
-traced graph with its module calls from the trace's call markers, node for node as the
+traced graph with its module calls from the call boundaries noted while tracing, node for
+node as the
 TracedModule route draws it; models holding TorchScript keep the TracedModule route."""
 from __future__ import annotations
 
@@ -136,13 +137,43 @@ class Sizes(nn.Module):
         return w.view(n, m) + v.sum() * n + torch.zeros(m, n).sum()
 
 
-@pytest.mark.parametrize("model", [Outer, Sizes])
+class DeadCode(nn.Module):
+    """Ops torch removes as dead code right before a call's entry and as a call's last op:
+    the boundaries noted after them still fall between the ops around them."""
+
+    class Tail(nn.Module):
+        def forward(self, x):
+            y = x + 1
+            y.sum()   # dead, the call's last op
+            return y
+
+    def __init__(self):
+        super().__init__()
+        self.tail, self.lin, self.act = DeadCode.Tail(), nn.Linear(4, 4), nn.ReLU()
+
+    def forward(self, x):
+        y = x * 2
+        x.mean()      # dead, right before lin's entry
+        z = self.lin(y) + 1
+        z.sum()       # dead, right before tail's entry
+        return self.act(self.tail(z))
+
+
+def test_a_call_right_after_dead_code_has_no_anchor():
+    tg = trace_graph.trace_graph(DeadCode().eval(), (torch.rand(3, 4),), True)
+    # act enters right after tail's dead last op
+    assert [(c.path, c.anchor) for c in tg.calls] == [("lin", None), ("tail", None),
+                                                      ("act", None)]
+    assert tg.stacks == [(), (), (0,), (), (), (), (1,), (1,), (1,), (2,)]
+
+
+@pytest.mark.parametrize("model", [Outer, Sizes, DeadCode])
 def test_each_node_runs_in_the_calls_torchs_scopes_say(model, monkeypatch):
     torch.manual_seed(0)
     module, x = model().eval(), torch.rand(3, 4)
     tg = trace_graph.trace_graph(module, (x,), True)
-    assert not any(n.scopeName() or n.hasAttribute("irviz_before") for n in tg.nodes)
-    assert not any(n.kind() == "prim::Print" for n in tg.nodes)
+    assert not any(n.scopeName() for n in tg.nodes)
+    assert list(tg.graph.nodes()) == tg.nodes  # nothing left in the graph, nothing inserted
     # torch's own scope blocks: each call's index is its scope name
     monkeypatch.setattr(trace_graph, "_slow_forward", lambda names, real: real)
     scoped = trace_graph.trace_graph(module, (x,), True)

@@ -6,8 +6,8 @@ graph and which call each op ran in. This traces the way TensorBoard's ``add_gra
 torch.onnx do (``_create_graph_by_tracing`` with the parameters and buffers as extra
 inputs), numbering every submodule call in call order through
 ``torch.jit._trace._trace_module_map``. Where torch would open a scope block for a call,
-a marker node records its entry and exit instead (torch's blocks are lifted and inlined
-after the trace, a quarter of its time); read and removed after the trace, the markers give
+its entry and exit are noted against the nodes recorded so far instead (torch's blocks are
+lifted and inlined after the trace, a quarter of its time); read after the trace, they give
 each op the chain of calls it ran in (:attr:`TraceGraph.stacks`), so two calls of one
 submodule stay two, and a call that records no op still has its place
 (:attr:`TracedCall.anchor`). :mod:`irviz.ir.build_trace` draws it in the vocabulary
@@ -19,10 +19,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
-
-#: the attribute on the node recorded right before a marker of calls' boundaries (removed
-#: once read)
-_BEFORE = "irviz_before"
 
 #: what the tracer inserts right after a value an op reads as a number, in that op's scope
 #: (the graph build puts such a node where the value is made)
@@ -127,8 +123,9 @@ def _state(modules: list[tuple[str, torch.nn.Module]]) -> list[tuple[str, torch.
 
 class _CallNames(dict):
     """Each module call's index, handed out in call order (``get(module)``, once per call,
-    as torch's ``_trace_module_map`` is read), and the markers of each call's entry and
-    exit (:func:`_slow_forward`)."""
+    as torch's ``_trace_module_map`` is read), and the boundaries of the calls
+    (:func:`_slow_forward`): per boundary the node recorded right before it, and per node
+    the tracer appended the boundaries before it, read after the trace by :func:`_walk`."""
 
     def __init__(self, modules: list[tuple[str, torch.nn.Module]]):
         super().__init__()
@@ -137,12 +134,15 @@ class _CallNames(dict):
                 dict.__setitem__(self, module, name)
         self.calls: list[TracedCall] = []
         self._open: list[int] = []
-        #: per marker, in graph order: its node, whether the model's node before it was
-        #: tagged (else it is the first node), and the boundaries it stands for: the call
-        #: entered, or None for an exit
-        self.markers: list[tuple[Any, bool, list[int | None]]] = []
-        self.graph: torch._C.Graph | None = None
+        #: per boundary, in order: the node recorded last before it (the graph's param node
+        #: before any node) and the calls it stands for: the call entered, or None for an
+        #: exit (boundaries with nothing recorded between them share one)
+        self.boundaries: list[tuple[Any, list[int | None]]] = []
+        #: each node appended while tracing: how many boundaries came before it
+        self.segment: dict = {}
+        self.param = None
         self._end = None
+        self._last = None
 
     def get(self, module, default=None):
         path = dict.get(self, module)
@@ -163,29 +163,47 @@ class _CallNames(dict):
         self._open.pop()
         self._mark(None)
 
-    def _mark(self, call: int | None) -> None:
-        """Record a boundary: on the last marker when the tracer recorded nothing since,
-        else on a new ``prim::Print`` node (torch's passes keep it: it has an effect), with
-        the node before it tagged (kept unless torch removes it as dead code)."""
+    def close(self, result):
+        """The traced function returns ``result``: number the nodes after the last
+        boundary."""
+        self._number(self._graph_end().prev())
+        return result
+
+    def _graph_end(self):
         if self._end is None:
-            self.graph = torch._C._get_tracing_state().graph()
-            self._end = self.graph.return_node()
-        last = self._end.prev()
-        if self.markers and last is self.markers[-1][0]:
-            self.markers[-1][2].append(call)
+            graph = torch._C._get_tracing_state().graph()
+            self._end, self.param = graph.return_node(), graph.param_node()
+            self._last = self.param
+        return self._end
+
+    def _mark(self, call: int | None) -> None:
+        """Record a boundary after the node recorded last; on the previous boundary when
+        the tracer recorded nothing since. No node is inserted: marker nodes (a
+        ``prim::Print`` a boundary, 45% more nodes on a stack of small blocks) went through
+        all of torch's post-trace passes (dead code, tuples, lint): 7 us per IR node at
+        100k nodes, as much as all of irviz's capture work beside the trace."""
+        last = self._graph_end().prev()
+        if last is self._last and self.boundaries:
+            self.boundaries[-1][1].append(call)
             return
-        tagged = last.kind() != "prim::Param"
-        if tagged:
-            last.i_(_BEFORE, 1)
-        marker = self.graph.create("prim::Print", 0)
-        self.graph.insertNode(marker)
-        self.markers.append((marker, tagged, [call]))
+        self._number(last)
+        self.boundaries.append((last, [call]))
+        self._last = last
+
+    def _number(self, node) -> None:
+        """Give the nodes from ``node`` back to the previous boundary's the number of
+        boundaries so far: after the trace, a boundary whose node torch removed as dead
+        code still falls between the nodes recorded before and after it."""
+        count, stop, param, segment = len(self.boundaries), self._last, self.param, self.segment
+        while node is not stop and node is not param:
+            segment[node] = count
+            node = node.prev()
 
 
 def _slow_forward(names: _CallNames, real):
     """Stands in for ``Module._slow_forward`` (what ``Module.__call__`` runs while tracing)
-    while tracing here: the call's entry and exit leave markers instead of the scope torch
-    would push. torch's scope blocks (a ``prim::TracedModuleForward`` node a call, lifted
+    while tracing here: the call's entry and exit are noted (:class:`_CallNames`) instead
+    of the scope torch would push. torch's scope blocks (a ``prim::TracedModuleForward`` node a call, lifted
     and inlined after the trace) made this trace of 25k IR nodes 1.27 s instead of 0.97 s.
     The method is replaced, not ``torch._C._get_tracing_state``: whatever torch imports
     during the trace sees a patched ``torch._C`` (dynamo's trace rules resolve that name
@@ -202,34 +220,80 @@ def _slow_forward(names: _CallNames, real):
     return slow_forward
 
 
-def _read_markers(names: _CallNames, nodes: list) -> tuple[list, list[tuple]]:
-    """The graph's nodes without the markers (destroyed), each one's stack of open calls,
-    and each call's anchor (see :attr:`TracedCall.anchor`)."""
-    markers = names.markers
-    kept: list = []
+def _walk(names: _CallNames, graph) -> tuple[list, list[tuple], list[str], list[int]]:
+    """The graph's nodes, each one's stack of open calls, each one's kind and the indices
+    of the conversions, in one walk; each call gets its anchor (see
+    :attr:`TracedCall.anchor`). A boundary falls right after its node and the conversions
+    the tracer put after that node since (they ran before it, in the reading op's call:
+    see :func:`_in_readers`); when torch removed that node (dead code), before the first
+    node recorded after it. Nodes torch made after the trace (a tuple of the results, an
+    op renamed to its canonical name) take the boundaries around them."""
+    boundaries, segment, calls = names.boundaries, names.segment, names.calls
+    after = {node: j for j, (node, _) in enumerate(boundaries)}
+    nodes: list = []
     stacks: list[tuple] = []
+    kinds: list[str] = []
+    conversions: list[int] = []
+    unnumbered: list[int] = []
     stack: tuple = ()
-    m = 0
-    start = 0   # where the nodes after the last marker start in ``kept``
-    for node in nodes:
-        if m < len(markers) and node is markers[m][0]:
-            _, tagged, boundaries = markers[m]
-            # the tagged node, unless torch removed it as dead code (None)
-            here = _tagged(kept, start) if tagged else ("start", None)
-            for call in boundaries:
+    applied = 0     # boundaries applied to ``stack``
+    last = -1       # the index of the last node numbered while tracing
+
+    def advance(upto: int, here: tuple | None) -> None:
+        """Apply the boundaries up to ``upto``: the last one after ``here``, the others
+        after a node torch removed."""
+        nonlocal stack, applied
+        for j in range(applied, upto):
+            where = here if j == upto - 1 else None
+            for call in boundaries[j][1]:
                 if call is None:
                     stack = stack[:-1]
                 else:
-                    names.calls[call].anchor = here
+                    calls[call].anchor = where
                     stack = stack + (call,)
-                    here = ("call", call)
-            node.destroy()
-            start = len(kept)
-            m += 1
-            continue
-        kept.append(node)
+                    where = ("call", call)
+        applied = max(applied, upto)
+
+    pending = 0 if boundaries and boundaries[0][0] is names.param else None
+    pending_here: tuple | None = ("start", None)
+    for node in graph.nodes():
+        kind = node.kind()
+        i = len(nodes)
+        if kind in CONVERSIONS:
+            conversions.append(i)
+            if pending is not None and node.inputsAt(0).node() is not boundaries[pending][0]:
+                advance(pending + 1, pending_here)
+                pending = None
+        else:
+            if pending is not None:
+                advance(pending + 1, pending_here)
+                pending = None
+            count = segment.get(node)
+            if count is None:
+                unnumbered.append(i)
+            else:
+                last = i
+                if count > applied:
+                    advance(count, None)
+            if kind in _SCRIPTED_KINDS:
+                raise Unsupported(kind)
+            # only prim:: nodes hold blocks (an aten op never does): skip the iterator there
+            if kind.startswith("prim::") and kind not in _BLOCKLESS \
+                    and any(True for _ in node.blocks()):
+                raise Unsupported(f"{kind} with blocks")
+        j = after.get(node)
+        if j is not None:
+            pending, pending_here = j, ("node", i)
+        nodes.append(node)
         stacks.append(stack)
-    return kept, stacks
+        kinds.append(kind)
+    if pending is not None:
+        advance(pending + 1, pending_here)
+    advance(len(boundaries), None)
+    for i in unnumbered:
+        if i > last:
+            stacks[i] = stack   # made after the last call returned: the results' tuple
+    return nodes, stacks, kinds, conversions
 
 
 def _in_readers(nodes: list, stacks: list[tuple], conversions: list[int]) -> None:
@@ -254,17 +318,6 @@ def _after_its_value(node) -> bool:
             return False
         before = before.prev()
     return True
-
-
-def _tagged(kept: list, start: int) -> tuple | None:
-    """``("node", i)`` of the node tagged before a marker, found from the marker back to
-    the previous one: the tracer may have put a conversion after it since (an ``aten::Int``
-    of a size read later), and torch may have removed it (dead code: None)."""
-    for i in range(len(kept) - 1, start - 1, -1):
-        if kept[i].hasAttribute(_BEFORE):
-            kept[i].removeAttribute(_BEFORE)
-            return ("node", i)
-    return None
 
 
 def _create_graph_by_tracing(*args):
@@ -301,24 +354,14 @@ def trace_graph(traceable: Any, flat: tuple, strict: bool) -> TraceGraph:
     torch.nn.Module._slow_forward = _slow_forward(names, slow_forward)
     try:
         graph, _ = _create_graph_by_tracing(
-            lambda *args: traceable(*args[:len(flat)]), list(flat) + [t for _, t in state],
+            lambda *args: names.close(traceable(*args[:len(flat)])),
+            list(flat) + [t for _, t in state],
             _create_interpreter_name_lookup_fn(0), strict, False, None,
             list(arg_names) + [n for n, _ in state])
     finally:
         torch.jit._trace._trace_module_map = previous
         torch.jit.fork, torch.nn.Module._slow_forward = fork, slow_forward
-    nodes, stacks = _read_markers(names, list(graph.nodes()))
-    conversions = []
-    kinds = [node.kind() for node in nodes]
-    for i, (node, kind) in enumerate(zip(nodes, kinds)):
-        if kind in CONVERSIONS:
-            conversions.append(i)
-        if kind in _SCRIPTED_KINDS:
-            raise Unsupported(kind)
-        # only prim:: nodes hold blocks (an aten op never does): skip the iterator there
-        if kind.startswith("prim::") and kind not in _BLOCKLESS \
-                and any(True for _ in node.blocks()):
-            raise Unsupported(f"{kind} with blocks")
+    nodes, stacks, kinds, conversions = _walk(names, graph)
     if conversions:
         _in_readers(nodes, stacks, conversions)
     return TraceGraph(graph, names.calls, len(flat), state, traceable, nodes, stacks, kinds)
