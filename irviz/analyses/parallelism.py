@@ -131,11 +131,16 @@ def _chain_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]
     memo: dict[str, tuple[int | None, int | None]] = {}
 
     def runs(block: str) -> tuple[int | None, int | None]:
-        found = memo.get(block)
-        if found is None:
-            info = blocks[block]
-            parent = info["parent"]
-            total, on_thread = runs(parent) if parent is not None else (1, 1)
+        # up to the nearest block known, then down: no recursion, so the function holds
+        # no reference to itself (a cycle that kept the graph's node dict for the
+        # collector)
+        chain, above = [], block
+        while above is not None and above not in memo:
+            chain.append(above)
+            above = blocks[above]["parent"]
+        total, on_thread = memo[above] if above is not None else (1, 1)
+        for b in reversed(chain):
+            info = blocks[b]
             if info["kind"] == LOOP_BODY:
                 trip = nodes[info["owner"]].get("trip_count")
                 trip = trip if isinstance(trip, int) else None
@@ -144,8 +149,8 @@ def _chain_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]
                     else None
             elif info["kind"] in TASK_KINDS:
                 on_thread = 1   # the level chain stops at its task
-            found = memo[block] = (total, on_thread)
-        return found
+            memo[b] = (total, on_thread)
+        return memo[block]
     return runs
 
 

@@ -229,10 +229,12 @@ class _TraceBuilder(_Builder):
                 unknown.append(k)  # its anchor was dead code: trust its stack
 
         def begin(keys):
-            for k in keys:
+            todo = list(keys)   # not recursive: a self-referring closure is a cycle
+            while todo:
+                k = todo.pop()
                 if k not in begun:   # else its anchored calls are begun already
                     begun.add(k)
-                    begin(by_call.get(k, ()))
+                    todo.extend(by_call.get(k, ()))
 
         begin(by_call.get(None, ()))
         begin(unknown)

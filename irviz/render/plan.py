@@ -278,10 +278,13 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
     once: dict[str, bool] = {}
 
     def runs_once(cid: str) -> bool:
-        if cid not in once:
-            parent = blocks[cid]["parent"]
-            once[cid] = (blocks[cid]["kind"] not in CHOICE_BODIES + LOOP_BODIES
-                         and (parent is None or runs_once(parent)))
+        chain, above = [], cid   # not recursive: a self-referring closure is a cycle
+        while above is not None and above not in once:
+            chain.append(above)
+            above = blocks[above]["parent"]
+        result = once[above] if above is not None else True
+        for c in reversed(chain):
+            result = once[c] = result and blocks[c]["kind"] not in CHOICE_BODIES + LOOP_BODIES
         return once[cid]
 
     groups: dict[tuple, list[str]] = {}
