@@ -116,14 +116,15 @@ def main(argv: list[str] | None = None) -> int:
 
     from irviz.frontends.inputs import resolve_inputs
     from irviz.frontends.loader import load
-    from irviz.perf import freeze_loaded_objects
+    from irviz.perf import freeze_bulk_survivors, freeze_loaded_objects
 
     targets = {}
     for n in sizes:
         spec = f"benchmarks/models.py:mlp_stack({n})"
         [target] = load(spec).targets
         targets[n] = (spec, target, resolve_inputs(target, None))
-    freeze_loaded_objects()   # as `irviz render` does once the model is loaded
+    freeze_loaded_objects()   # as `irviz render` does once the model is loaded,
+    freeze_bulk_survivors()   # and of one model, its stages' survivors
     # warm-up: torch's and irviz's first-call costs (lazy imports, op registrations)
     render_stages(*targets[sizes[0]][:2])
     runs: dict[int, list[dict]] = {n: [] for n in sizes}

@@ -53,7 +53,7 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
     console = Console(request.quiet)
     try:
         start()
-        from ..perf import freeze_loaded_objects
+        from ..perf import freeze_bulk_survivors, freeze_loaded_objects
         from ..render import engines
         from ..render.dot import RenderOptions
 
@@ -83,6 +83,8 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
         for name, reason in loaded.skipped:
             console.say(f"skipped {name}: {reason}")
         targets = workspace.targets(request.target)
+        if len(targets) == 1:
+            freeze_bulk_survivors()
         paths = output_paths(request.output, [t.name for t in targets],
                              output_stem(request.target), request.fmt,
                              RENDER_FORMATS + PICTURE_FORMATS)
