@@ -32,7 +32,7 @@ from ..frontends.trace_graph import CONVERSIONS as _CONVERSIONS
 from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join,
                     constant_label)
 from .model import demangle, tensor_info, value_info
-from .source import _locations
+from .source import node_locations
 
 
 
@@ -369,7 +369,6 @@ class _TraceBuilder(_Builder):
         base, scope_class = method.scope
         inside = base + "."
         attrs = self.attrs[key]
-        succ, pred, nodes = self.G._succ, self.G._pred, self.nodes
         for kind, i in sorted(attrs, key=attrs.__getitem__, reverse=True):
             path = tg.state[i][0] if kind == "s" else tg.calls[i].path
             rel = path[len(inside):] if base and path.startswith(inside) else path
@@ -378,15 +377,13 @@ class _TraceBuilder(_Builder):
                 continue
             nid = f"{method.prefix}n{method.next - 1}"
             owner, _, name = rel.rpartition(".")
-            succ[nid] = {}  # _add_node's work, written out (a third of the nodes)
-            pred[nid] = {}
-            nodes[nid] = {
+            self._add_node(nid, {
                 "kind": "prim::GetAttr", "label": name, "source": None, "arg_names": None,
                 "user_source": None, "scope": base, "scope_class": scope_class,
                 "block": method.block, "subgraph_of": None,
                 "outputs": [tensor_info(tg.state[i][1], name)],
                 "inputs": [[f"module:{_join(base, owner) if owner else base}"]],
-                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)}
+                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)})
             method.params[i] = nid
 
     def _open_call(self, k: int) -> None:
@@ -592,11 +589,7 @@ class _TraceBuilder(_Builder):
                 made_by, kinds = self.made_by, self.kinds
                 hidden = all(u in made_by and kinds[made_by[u]] == "prim::Constant"
                              for u in inputs)
-        try:
-            text = node.sourceRange()
-        except RuntimeError:
-            text = None
-        source, user_source = _locations(text) if text else (None, None)
+        source, user_source = node_locations(node)
         outputs = [weight] if weight is not None else [self.infos[u] for u in outs]
         self.nodes[nid] = {
             "kind": kind, "label": label or _short(kind), "source": source,
