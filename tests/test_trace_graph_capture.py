@@ -159,12 +159,44 @@ class DeadCode(nn.Module):
         return self.act(self.tail(z))
 
 
-def test_a_call_right_after_dead_code_has_no_anchor():
+def test_a_call_right_after_dead_code_is_anchored_on_the_node_left_before_it():
     tg = trace_graph.trace_graph(DeadCode().eval(), (torch.rand(3, 4),), True)
-    # act enters right after tail's dead last op
-    assert [(c.path, c.anchor) for c in tg.calls] == [("lin", None), ("tail", None),
-                                                      ("act", None)]
+    assert [tg.nodes[i].kind() for i in (1, 5, 8)] == ["aten::mul", "aten::add", "aten::add"]
+    # lin after the mul (x.mean() removed), tail after the add (z.sum() removed), act
+    # after tail's add (its y.sum() removed)
+    assert [(c.path, c.anchor) for c in tg.calls] == [
+        ("lin", ("node", 1)), ("tail", ("node", 5)), ("act", ("node", 8))]
     assert tg.stacks == [(), (), (0,), (), (), (), (1,), (1,), (1,), (2,)]
+
+
+class EmptyCalls(nn.Module):
+    """A call that records no op right after an op torch renames after the trace
+    (``aten::subtract`` becomes ``aten::sub``: the node noted at the boundary is replaced)
+    and right after dead code."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.id, self.id2, self.b = nn.Linear(4, 4), nn.Identity(), nn.Identity(), \
+            nn.Linear(4, 4)
+
+    def forward(self, x):
+        z = torch.subtract(self.a(x), 1)
+        z = self.id(z) * 2
+        z.sum()       # dead, right before id2's entry
+        return self.b(self.id2(z))
+
+
+def test_a_call_after_a_renamed_or_dead_node_sits_where_the_traced_module_has_it():
+    """Both Identity calls used to be anchored nowhere and drawn after ``b``."""
+    cap = _capture(EmptyCalls().eval(), torch.rand(3, 4))
+    tg = cap.trace_graph
+    sub = [n.kind() for n in tg.nodes].index("aten::sub")
+    assert tg.calls[1].path == "id" and tg.calls[1].anchor == ("node", sub)
+    new = graph_of(cap)
+    old = _Builder(replace(cap, trace_graph=None)).build()
+    assert _differences(old, new) == []
+    modules = [b.get("module") for b in new.graph["blocks"].values()]
+    assert modules.index("id") < modules.index("id2") < modules.index("b")
 
 
 @pytest.mark.parametrize("model", [Outer, Sizes, DeadCode])

@@ -51,7 +51,8 @@ class TracedCall:
     parent: int | None
     #: what ran last before the call: ``("node", i)`` the i-th node of the flat graph,
     #: ``("call", j)`` call j opened and recorded nothing since, ``("start", None)`` the
-    #: beginning, None when torch removed that node (dead code)
+    #: beginning (when torch removed or replaced that node after the trace: the node it
+    #: left before the call); None only for a call the walk never reached
     anchor: tuple | None = None
 
 
@@ -246,12 +247,12 @@ def _walk(names: _CallNames, graph) -> tuple[list, list[tuple], list[str]]:
     stack: tuple = ()
     for j, (node, entries) in enumerate(names.boundaries):
         at = -1 if node is param else position.get(node)
-        if at is None:   # removed as dead code
-            here = None
+        if at is None:   # removed as dead code, or replaced (an op renamed after the trace)
             at = len(stacks)
             while at < end and (kinds[at] in CONVERSIONS or not (
                     at > last or segment.get(nodes[at], -1) > j)):
                 at += 1
+            here = ("node", at - 1) if at else ("start", None)
         else:
             here = ("node", at) if at >= 0 else ("start", None)
             at += 1
