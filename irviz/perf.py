@@ -5,7 +5,8 @@ small dicts and lists, which triggers full collections of everything the process
 with torch and a transformers model loaded one costs ~200 ms (measured on BERT-base:
 the same graph build took 50 ms, or 250 ms when a full collection fell into it).
 That work creates next to no garbage cycles, so the collector is paused for its duration
-and restored afterwards (a caller's own ``gc.disable()`` is respected).
+and restored afterwards (a caller's own ``gc.disable()`` is respected). So is the trace
+the graph is drawn from (its collections took 0.18 s of 5.7 s on a 100k-node trace).
 
 When the CLI draws one model (:func:`freeze_bulk_survivors`) what a bulk stage leaves
 alive is frozen as well: otherwise the first allocation after the pause scans it all as

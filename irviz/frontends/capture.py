@@ -27,6 +27,7 @@ import torch
 
 from ..errors import CaptureError, InputsError
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
+from ..perf import gc_paused
 from .adapters import CallAdapter
 from .compiled_run import CompiledRun, run_compiled
 from .overloads import (ENTRY, entry_callable, entry_graph, overload_names, overload_note,
@@ -403,7 +404,8 @@ def _trace_graph_or_module(adapter: CallAdapter, strict: bool) -> Any:
     traceable = adapter.traceable
     if trace_graph.supported(traceable):
         try:
-            return trace_graph.trace_graph(traceable, adapter.flat, strict)
+            with gc_paused():   # see irviz.perf: the trace's graph and run make few cycles
+                return trace_graph.trace_graph(traceable, adapter.flat, strict)
         except trace_graph.Unsupported:
             pass  # traced a scripted call inlined: the TracedModule draws it as a call
     return _traced_module(adapter, strict)
