@@ -52,7 +52,7 @@ class TracedCall:
     #: what ran last before the call: ``("node", i)`` the i-th node of the flat graph,
     #: ``("call", j)`` call j opened and recorded nothing since, ``("start", None)`` the
     #: beginning (when torch removed or replaced that node after the trace: the node it
-    #: left before the call); None only for a call the walk never reached
+    #: left before the call); set for every call by the walk after the trace
     anchor: tuple | None = None
 
 

@@ -189,17 +189,15 @@ class _TraceBuilder(_Builder):
         #: torch may put a node of the caller between a call's start and its first op)
         self.empty = [k not in first_node for k in range(n)]
         for k, call in enumerate(tg.calls):
-            kind, at = call.anchor or (None, None)
+            kind, at = call.anchor
             if not self.empty[k]:
                 where[k] = first_node[k] - 0.5 + k * 1e-9
             elif kind == "node":
                 where[k] = at + 0.5 + k * 1e-9
             elif kind == "call":
                 where[k] = where.get(at, -1.0) + (k - at) * 1e-9
-            elif kind == "start":
+            else:  # "start"
                 where[k] = -1.0 + k * 1e-9
-            else:  # its anchor was dead code: just before its first node
-                where[k] = first_node.get(k, len(tg.nodes)) - 0.25 + k * 1e-9
             owner = n if call.parent is None else call.parent
             key = first_call[owner].setdefault(id(call.module), ("c", k))
             self.attrs[owner].setdefault(key, where[k])
@@ -216,17 +214,11 @@ class _TraceBuilder(_Builder):
             for k in stack:
                 last[k] = i
         begun: set[int] = set()
-        unknown: list[int] = []
         by_node: dict[int, list[int]] = {}
         by_call: dict[int | None, list[int]] = {}
         for k, call in enumerate(tg.calls):
-            kind, at = call.anchor or (None, None)
-            if kind == "node":
-                by_node.setdefault(at, []).append(k)
-            elif kind in ("call", "start"):
-                by_call.setdefault(at, []).append(k)
-            else:
-                unknown.append(k)  # its anchor was dead code: trust its stack
+            kind, at = call.anchor
+            (by_node if kind == "node" else by_call).setdefault(at, []).append(k)
 
         def begin(keys):
             todo = list(keys)   # not recursive: a self-referring closure is a cycle
@@ -237,7 +229,6 @@ class _TraceBuilder(_Builder):
                     todo.extend(by_call.get(k, ()))
 
         begin(by_call.get(None, ()))
-        begin(unknown)
         placed: list[tuple] = []
         defined: dict[int, tuple] = {}
         made_by: dict[int, int] = {}  # value unique -> index of its node
@@ -321,7 +312,7 @@ class _TraceBuilder(_Builder):
         self.after_node: dict[int, list[int]] = {}
         self.after_call: dict[int | None, list[int]] = {}
         for k, call in enumerate(tg.calls):
-            if call.anchor is None or not self.empty[k]:
+            if not self.empty[k]:
                 continue
             where, at = call.anchor
             if where == "node":
