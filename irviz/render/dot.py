@@ -76,7 +76,6 @@ class _DotWriter:
         self._with_nodes: set[str] | None = None
         self._nodes: list[str] | None = None
         self._runs: list[tuple[str, int, int]] | None = None
-        self._critical_drawn: set[str | None] | None = None
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -117,11 +116,7 @@ class _DotWriter:
     def _any_critical(self, drawn: str) -> bool:
         """A member of box or roll node ``drawn`` is on the critical path: the drawn ids
         holding one, found in one pass over the nodes (a roll holds nearly all of them)."""
-        if self._critical_drawn is None:
-            rep = self.plan.representative
-            self._critical_drawn = {rep[n] for n, data in self.G.nodes(data=True)
-                                    if self.critical(data)}
-        return drawn in self._critical_drawn
+        return drawn in self.labels.critical_drawn(self.critical)
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,
                    finding: bool = True) -> None:
@@ -273,9 +268,7 @@ class _DotWriter:
         """The first drawn node (or box) inside container ``cid``, at any depth."""
         if self._first_in is None:
             self._first_in = {}
-            rep, order = self.plan.representative, self._order()
-            for block, i, j in self._block_runs():
-                drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
+            for block, _, _, drawn, _ in self._block_runs():
                 if drawn is None:
                     continue
                 while block is not None and block not in self._first_in:
@@ -409,6 +402,7 @@ class _DotWriter:
         values rises beside the stage it follows (Faster R-CNN's ``filter_proposals``
         starts with the length of a list made before the head ran)."""
         G, rep, blocks = self.G, self.plan.representative, self.blocks
+        succ = G._succ   # networkx's own adjacency: G.successors costs a call a node
         is_open = {item.id for items in self.plan.contents.values() for item in items
                    if item.kind == "cluster"}
         if len(is_open) < 2:
@@ -432,28 +426,27 @@ class _DotWriter:
         span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
         order = self._order()
         position = dict(zip(order, range(len(order))))
-        for block, i, j in self._block_runs():
+        for block, i, j, drawn_first, drawn_last in self._block_runs():
             calls = chain(block)
             if not calls:
                 continue
-            drawn = [r for r in map(rep.__getitem__, order[i:j]) if r is not None]
             for cid in calls:
                 span.setdefault(cid, [i, j - 1])[1] = j - 1
-                if drawn:
-                    first.setdefault(cid, drawn[0])
-                    last[cid] = drawn[-1]
+                if drawn_first is not None:
+                    first.setdefault(cid, drawn_first)
+                    last[cid] = drawn_last
 
         def reached(a: str, b: str) -> set[str]:
             """The nodes up to ``b``'s last one that read (through any path) what call
             ``a`` made. A call's nodes are consecutive in program order and edges run
             forward, so the search stops at ``b``'s last position."""
             (a0, a1), b1 = span[a], span[b][1]
-            todo = [v for n in order[a0:a1 + 1] for v in G.successors(n)
+            todo = [v for n in order[a0:a1 + 1] for v in succ[n]
                     if a1 < position[v] <= b1]
             seen = set(todo)
             while todo:
                 v = todo.pop()
-                for w in G.successors(v):
+                for w in succ[v]:
                     if w not in seen and position[w] <= b1:
                         seen.add(w)
                         todo.append(w)
@@ -494,14 +487,19 @@ class _DotWriter:
             self._nodes = list(self.plan.block_of)
         return self._nodes
 
-    def _block_runs(self) -> list[tuple[str, int, int]]:
-        """``(container, start, stop)`` of each run of consecutive nodes (program order,
-        :meth:`_order` slices) in one container: walked instead of every node."""
+    def _block_runs(self) -> list[tuple[str, int, int, str | None, str | None]]:
+        """``(container, start, stop, first drawn, last drawn)`` of each run of
+        consecutive nodes (program order, :meth:`_order` slices) in one container, with
+        the first and the last drawn id standing for one of them (None: none is drawn):
+        walked instead of every node."""
         if self._runs is None:
             self._runs, start = [], 0
+            rep, order = self.plan.representative, self._order()
             for block, nodes in groupby(self.plan.block_of.values()):
                 stop = start + len(list(nodes))
-                self._runs.append((block, start, stop))
+                drawn = [r for r in map(rep.__getitem__, order[start:stop]) if r is not None]
+                self._runs.append((block, start, stop, drawn[0], drawn[-1]) if drawn
+                                  else (block, start, stop, None, None))
                 start = stop
         return self._runs
 
