@@ -23,6 +23,7 @@ debug names of values are the flat graph's, so a tooltip may name a value anothe
 from __future__ import annotations
 
 import functools
+from itertools import groupby
 
 import networkx as nx
 import torch
@@ -164,21 +165,7 @@ class _TraceBuilder(_Builder):
         #: and the modules it calls (``("c", first call)``), by where it first does
         self.attrs: list[dict] = [{} for _ in range(n + 1)]
         first_node: dict[int, int] = {}
-        stack_of = self.stack_of
-        here = None
-        state_of = self.state_of
-        self.node_stack = self._placed()
-        for i, stack in enumerate(self.node_stack):
-            if stack is not here:  # else its calls have their first node already
-                for k in stack:
-                    first_node.setdefault(k, i)
-                here = stack
-            for u in in_u[i]:  # most nodes read only values made in their own method
-                if stack_of.get(u, ()) is not stack or u in state_of:
-                    self._uses(in_u[i], stack, n, i)
-                    break
-            for u in out_u[i]:
-                stack_of[u] = stack
+        self.node_stack = self._placed(first_node)
         self.ret_u = [v.unique() for v in _ins(tg.graph.return_node())]
         self._uses(self.ret_u, (), n, len(tg.nodes))
         where: dict[int, float] = {}
@@ -202,17 +189,24 @@ class _TraceBuilder(_Builder):
             key = first_call[owner].setdefault(id(call.module), ("c", k))
             self.attrs[owner].setdefault(key, where[k])
 
-    def _placed(self) -> list[tuple]:
+    def _placed(self, first_node: dict[int, int]) -> list[tuple]:
         """Each node's calls, where the node sits in the TracedModule: the calls open when
         it was recorded (:attr:`TraceGraph.stacks`, torch's scopes as they would be), except
         for a node the tracer inserted after the value it reads (``aten::Int`` of a size
-        read later, in another call), which sits in that value's call."""
-        tg, ins, kinds = self.tg, self.in_u, self.kinds
+        read later, in another call), which sits in that value's call. On the way (one
+        pass over the nodes): each call's first node (``first_node``), the calls each
+        value is made in (:attr:`stack_of`) and what each node reads from outside its
+        method (:meth:`_uses`)."""
+        tg, ins, kinds, outs = self.tg, self.in_u, self.kinds, self.out_u
+        made_by, stack_of, state_of, root = self.made_by, self.stack_of, self.state_of, \
+            len(tg.calls)
         raw = tg.stacks
-        last: dict[int, int] = {}
-        for i, stack in enumerate(raw):
+        last: dict[int, int] = {}   # call -> its last node
+        end = 0
+        for stack, run in groupby(raw):   # runs of nodes in the same calls
+            end += len(list(run))
             for k in stack:
-                last[k] = i
+                last[k] = end - 1
         begun: set[int] = set()
         by_node: dict[int, list[int]] = {}
         by_call: dict[int | None, list[int]] = {}
@@ -230,27 +224,30 @@ class _TraceBuilder(_Builder):
 
         begin(by_call.get(None, ()))
         placed: list[tuple] = []
-        defined: dict[int, tuple] = {}
-        made_by: dict[int, int] = {}  # value unique -> index of its node
         here: tuple = ()
         for i, stack in enumerate(raw):
-            read = ins[i][0] if len(ins[i]) == 1 else None
-            if kinds[i] in _CONVERSIONS and read in made_by and all(
-                    kinds[j] in _CONVERSIONS and ins[j] == [read]
-                    for j in range(made_by[read] + 1, i)):
-                stack = defined[read]  # put right after the value it converts
+            inputs = ins[i]
+            if kinds[i] in _CONVERSIONS and len(inputs) == 1 and inputs[0] in made_by \
+                    and all(kinds[j] in _CONVERSIONS and ins[j] == inputs
+                            for j in range(made_by[inputs[0]] + 1, i)):
+                stack = stack_of[inputs[0]]  # put right after the value it converts
             if stack is not here:   # most nodes are in their previous node's calls
                 common = _common(stack, here)
                 if any(last.get(k, -1) > i for k in here[common:]) or any(
                         k not in begun for k in stack[common:]):
-                    producers = [defined[u] for u in ins[i] if u in defined]
+                    producers = [stack_of[u] for u in inputs if u in made_by]
                     stack = producers[0] if producers else here
+                if stack is not here:   # else its calls are begun already
+                    begin(stack)
+                    for k in stack:
+                        first_node.setdefault(k, i)
             placed.append(stack)
-            if stack is not here:   # else its calls are begun already
-                begin(stack)
-            for u in self.out_u[i]:
-                defined[u] = stack
-                made_by[u] = i
+            for u in inputs:  # most nodes read only values made in their own method
+                if stack_of.get(u, ()) is not stack or u in state_of:
+                    self._uses(inputs, stack, root, i)
+                    break
+            for u in outs[i]:
+                stack_of[u] = stack
             here = stack
             anchored = by_node.get(i)
             if anchored:
