@@ -119,8 +119,9 @@ class _DotWriter:
         holding one, found in one pass over the nodes (a roll holds nearly all of them)."""
         if self._critical_drawn is None:
             rep = self.plan.representative
-            self._critical_drawn = {rep[n] for n, data in self.G.nodes(data=True)
-                                    if self.critical(data)}
+            critical = self.critical   # networkx's own dict: its view costs a step a node
+            self._critical_drawn = {rep[n] for n, data in self.G._node.items()
+                                    if critical(data)}
         return drawn in self._critical_drawn
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,

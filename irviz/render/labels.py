@@ -606,8 +606,8 @@ class Labels:
         if self.plan.boxes:
             has.add("module")
         drawn, nodes = self.plan.representative, self.G.nodes
-        if any(is_critical(data) and drawn.get(node) is not None
-               for node, data in nodes(data=True)):
+        if any(drawn.get(node) is not None for node, data in self.G._node.items()
+               if is_critical(data)):
             has.add("critical")
         for r in self.plan.position:   # the drawn ids: the nodes drawn as themselves
             if drawn.get(r) == r:

@@ -301,15 +301,19 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
     return out
 
 
-def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
-    """Call container id -> its IR nodes at any depth, in program order."""
+def nodes_by_call(G: nx.DiGraph, block_of: Mapping[str, str] | None = None
+                  ) -> dict[str, list[str]]:
+    """Call container id -> its IR nodes at any depth, in program order; ``block_of``: IR
+    node -> its container, in program order, when the caller read it already."""
     blocks = G.graph["blocks"]
     #: container -> the node lists of the calls around it, innermost first
     lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
     first = itemgetter(0)
     # a run of consecutive nodes of one container at a time (a block's ops are runs)
-    for block, run in groupby(G.nodes(data="block"), key=itemgetter(1)):
+    if block_of is None:
+        block_of = {node: data.get("block") for node, data in G._node.items()}
+    for block, run in groupby(block_of.items(), key=itemgetter(1)):
         lists = lists_around.get(block)
         if lists is None:
             lists, b = [], block
@@ -368,10 +372,15 @@ class _Planner:
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
         self._loops_found: list[dict] | None = None
+        #: every container with what decides whether it is a box (:meth:`_call_tree`)
+        self._tree: tuple[set[str] | None, list[tuple[str, str | None, bool, int | None]]] \
+            | None = None
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        self._block_of: dict[str, str] = dict(G.nodes(data="block"))
-        self._folded_nodes: set[str] = {node for node, data in G.nodes(data=True)
+        # networkx's own dict: its views cost a generator step a node
+        self._block_of: dict[str, str] = {node: data.get("block")
+                                          for node, data in G._node.items()}
+        self._folded_nodes: set[str] = {node for node, data in G._node.items()
                                         if is_folded(data, options.show_checks)}
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
@@ -476,11 +485,26 @@ class _Planner:
         ``focus``: the call containers to keep open (the focused module's calls, their
         ancestors and everything inside them); every other call is collapsed.
         """
+        if self._tree is None or self._tree[0] is not focus:
+            self._tree = (focus, self._call_tree(focus))
+        # each container decided once, from its parent's answer (parents come first)
+        top: dict[str, str | None] = {}
+        for cid, parent, always, call_depth in self._tree[1]:
+            above = top[parent] if parent is not None else None
+            if above is None and (always or depth is not None and call_depth is not None
+                                  and call_depth > depth):
+                above = cid
+            top[cid] = above
+        return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
+
+    def _call_tree(self, focus: set[str] | None
+                   ) -> list[tuple[str, str | None, bool, int | None]]:
+        """Every container, parents first: its parent, whether it collapses at any depth
+        (``focus``, library modules, a diff's unchanged calls) and the depth of a call
+        (None for other containers: never too deep). Read once for the levels the budget
+        search tries."""
         def collapses(cid: str) -> bool:
             info = self.blocks[cid]
-            if info["kind"] not in CALL_KINDS:
-                return False
-            too_deep = depth is not None and info["depth"] > depth
             library = not self.opt.expand_library and cid in self._library
             outside = focus is not None and cid not in focus
             if self._changed is not None:  # a diff: open only what changed, and a torch.nn
@@ -491,22 +515,23 @@ class _Planner:
                 outside = cid not in self._changed
                 library = outside or (one_sided and not self.opt.expand_library
                                       and cid in self._library)
-            return too_deep or library or outside
+            return library or outside
 
-        # each container decided once, from its parent's answer (memoised up the chain)
-        top: dict[str, str | None] = {}
+        tree: list[tuple[str, str | None, bool, int | None]] = []
+        seen: set[str] = set()
         for cid in self.blocks:
             chain = []
             block = cid
-            while block is not None and block not in top:
+            while block is not None and block not in seen:
                 chain.append(block)
                 block = self.blocks[block]["parent"]
-            above = top[block] if block is not None else None
             for block in reversed(chain):
-                if above is None and collapses(block):
-                    above = block
-                top[block] = above
-        return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
+                seen.add(block)
+                info = self.blocks[block]
+                call = info["kind"] in CALL_KINDS
+                tree.append((block, info["parent"], call and collapses(block),
+                             info["depth"] if call else None))
+        return tree
 
     def _drawn_count(self, collapsed: dict[str, str], rolled: dict[str, str]) -> int:
         """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers."""
@@ -807,7 +832,7 @@ class _Planner:
     def _call_nodes(self) -> dict[str, list[str]]:
         """Call container id -> its IR nodes at any depth, in program order (once)."""
         if self._inside is None:
-            self._inside = nodes_by_call(self.G)
+            self._inside = nodes_by_call(self.G, self._block_of)
         return self._inside
 
     def _runs(self) -> list[list[str]]:
