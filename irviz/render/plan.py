@@ -287,9 +287,13 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
             result = once[c] = result and blocks[c]["kind"] not in CHOICE_BODIES + LOOP_BODIES
         return once[cid]
 
+    calls_of: dict[str, int] = {}   # module -> its calls: most modules run once
+    for info in blocks.values():
+        if info["kind"] == "method" and info.get("module"):
+            calls_of[info["module"]] = calls_of.get(info["module"], 0) + 1
     groups: dict[tuple, list[str]] = {}
     for cid, info in blocks.items():
-        if info["kind"] == "method" and info.get("module"):
+        if info["kind"] == "method" and calls_of.get(info.get("module"), 0) > 1:
             groups.setdefault((info["module"], call_method(G, info)), []).append(cid)
     out = {}
     for calls in groups.values():
@@ -852,12 +856,9 @@ class _Planner:
         for cid in inside:  # calls that ran no operation have no place: never rolled
             siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
 
-        ops_in: dict[str, int] = {}   # call -> its unfolded nodes at any depth
-        for block, (_, unfolded) in self._by_block.items():
-            while block is not None:
-                if block in inside:
-                    ops_in[block] = ops_in.get(block, 0) + len(unfolded)
-                block = self.blocks[block]["parent"]
+        folded = self._folded_nodes   # call -> its unfolded nodes at any depth, in C
+        ops_in = {cid: len(nodes) - len(folded.intersection(nodes))
+                  for cid, nodes in inside.items()}
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
@@ -868,6 +869,8 @@ class _Planner:
 
         runs: list[list[str]] = []
         for parent, calls in siblings.items():
+            if len(calls) < MIN_ROLL_RUN:
+                continue
             calls.sort(key=lambda c: pos[inside[c][0]])
             run: list[str] = []
             run_sig = gap_sig = None
@@ -876,7 +879,7 @@ class _Planner:
                 if run and cid is not None and cid not in never and sig == run_sig:
                     gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
                     if all(block_of[n] == parent for n in gap):
-                        kinds = tuple(G.nodes[n]["kind"] for n in gap
+                        kinds = tuple(G._node[n]["kind"] for n in gap
                                       if n not in self._folded_nodes)
                         if len(run) == 1 or kinds == gap_sig:
                             run.append(cid)
