@@ -18,7 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import filterfalse, groupby, repeat
+from itertools import chain as chained, filterfalse, groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -759,12 +759,11 @@ class _Planner:
             return drawing
         rep, position = drawing.rep, drawing.position
         if self._edges is None:   # a node's out-edges at a time, in C
-            self._edges = us, vs, fans_out = [], [], []
-            for u, succ in self.G.adjacency():
-                n = len(succ)
-                us.extend(repeat(u, n))
-                vs.extend(succ)
-                fans_out.extend(repeat(n > 1, n))
+            adj = self.G._adj
+            outs = list(map(len, adj.values()))
+            self._edges = (list(chained.from_iterable(map(repeat, adj, outs))),
+                           list(chained.from_iterable(adj.values())),
+                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))))
         us, vs, fans_out = self._edges
         ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
