@@ -278,6 +278,8 @@ class _DotWriter:
             self._first_in = {}
             rep, order = self.plan.representative, self._order()
             for block, i, j in self._block_runs():
+                if block in self._first_in:   # and so is every container around it
+                    continue
                 drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
                 if drawn is None:
                     continue
@@ -388,9 +390,14 @@ class _DotWriter:
             items.extend(item for rest in nodeless.values() for item in rest)
         else:   # each node's drawn id and container, in C
             items = zip(map(rep.__getitem__, block_of), block_of.values())
+        stretch: set[str] = set()   # the containers whose last is ``drawn`` since it began
+        previous = None
         for (drawn, block), _ in groupby(items):   # a node like the one before adds nothing
             if drawn is None:
                 continue
+            if drawn != previous:
+                stretch.clear()
+                previous = drawn
             if drawn not in fed and drawn not in anchored:
                 anchored.add(drawn)
                 b = block
@@ -401,8 +408,9 @@ class _DotWriter:
                         break
                     b = self.blocks[b]["parent"]
             b = block
-            while b is not None:
+            while b is not None and b not in stretch:   # a roll's calls share their parents
                 last[b] = drawn
+                stretch.add(b)
                 b = self.blocks[b]["parent"]
 
     def _emit_stage_order(self) -> None:
