@@ -148,6 +148,8 @@ class Labels:
         self._inside: dict[str, list[str]] | None = None
         self._short: dict[str | None, str | None] = {}
         self._numbers: dict[str, tuple[int, int]] | None = None
+        #: some call container has an ``irviz.frozen`` line (:meth:`_frozen_inside`)
+        self._froze: bool | None = None
         #: measured op times (``render --profile``), when the graph has them
         self.profile = ProfileOverlay(G)
 
@@ -209,6 +211,10 @@ class Labels:
         ``stop`` (the container the drawn node sits in); a call nested deeper than the
         ones drawn says its path (``⚠ trace froze line 8: if x.sum() > 0: (in
         encoder.gate)``). In program order, each once."""
+        if self._froze is None:   # most traces froze nothing: no roll's members walked
+            self._froze = any(info.get("irviz.frozen") for info in self.blocks.values())
+        if not self._froze:
+            return []
         seen: set[str] = set()
         out: list[str] = []
         for block in dict.fromkeys(map(self.plan.block_of.__getitem__, members)):
@@ -606,8 +612,9 @@ class Labels:
         if self.plan.boxes:
             has.add("module")
         drawn, nodes = self.plan.representative, self.G.nodes
-        if any(drawn.get(node) is not None for node, data in self.G._node.items()
-               if data.get(CRITICAL)):   # is_critical, without a call a node
+        critical = [node for node, data in self.G._node.items()
+                    if data.get(CRITICAL)]   # is_critical, without a call a node
+        if any(drawn.get(node) is not None for node in critical):
             has.add("critical")
         for r in self.plan.position:   # the drawn ids: the nodes drawn as themselves
             if drawn.get(r) == r:

@@ -305,19 +305,20 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
     return out
 
 
-def nodes_by_call(G: nx.DiGraph, block_of: Mapping[str, str] | None = None
+def nodes_by_call(G: nx.DiGraph, runs: list[tuple[str, list[str]]] | None = None
                   ) -> dict[str, list[str]]:
-    """Call container id -> its IR nodes at any depth, in program order; ``block_of``: IR
-    node -> its container, in program order, when the caller read it already."""
+    """Call container id -> its IR nodes at any depth, in program order; ``runs``: the
+    IR nodes as ``(container, consecutive nodes of it)``, in program order, when the
+    caller grouped them already."""
     blocks = G.graph["blocks"]
     #: container -> the node lists of the calls around it, innermost first
     lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
-    first = itemgetter(0)
-    # a run of consecutive nodes of one container at a time (a block's ops are runs)
-    if block_of is None:
-        block_of = {node: data.get("block") for node, data in G._node.items()}
-    for block, run in groupby(block_of.items(), key=itemgetter(1)):
+    if runs is None:   # a run of consecutive nodes of one container at a time (a block's ops)
+        first = itemgetter(0)
+        runs = [(block, list(map(first, run))) for block, run in
+                groupby(G.nodes(data="block"), key=itemgetter(1))]
+    for block, nodes in runs:
         lists = lists_around.get(block)
         if lists is None:
             lists, b = [], block
@@ -326,7 +327,6 @@ def nodes_by_call(G: nx.DiGraph, block_of: Mapping[str, str] | None = None
                     lists.append(out.setdefault(b, []))
                 b = blocks[b]["parent"]
             lists_around[block] = lists
-        nodes = list(map(first, run))
         for inside in lists:
             inside.extend(nodes)
     return out
@@ -389,9 +389,10 @@ class _Planner:
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
         first, folded = itemgetter(0), self._folded_nodes.__contains__
-        # a run of consecutive nodes of one container at a time, in C
-        for block, run in groupby(self._block_of.items(), key=itemgetter(1)):
-            added = list(map(first, run))
+        #: (container, a run of consecutive nodes of it), program order (:func:`nodes_by_call`)
+        self._runs_of_nodes = [(block, list(map(first, run))) for block, run in
+                               groupby(self._block_of.items(), key=itemgetter(1))]
+        for block, added in self._runs_of_nodes:
             nodes, unfolded = self._by_block.setdefault(block, ([], []))
             nodes.extend(added)
             unfolded.extend(filterfalse(folded, added))
@@ -835,7 +836,7 @@ class _Planner:
     def _call_nodes(self) -> dict[str, list[str]]:
         """Call container id -> its IR nodes at any depth, in program order (once)."""
         if self._inside is None:
-            self._inside = nodes_by_call(self.G, self._block_of)
+            self._inside = nodes_by_call(self.G, self._runs_of_nodes)
         return self._inside
 
     def _runs(self) -> list[list[str]]:
