@@ -28,8 +28,8 @@ import networkx as nx
 
 from ..analyses.fork_wait import WAITS, overlapping, waits
 from ..analyses.graph_match import DIFF, diff_status
-from ..analyses.parallelism import is_critical
-from ..analyses.profile_times import MEASURED_SPAN, is_measured_critical
+from ..analyses.parallelism import CRITICAL as CRITICAL_KEY, is_critical
+from ..analyses.profile_times import MEASURED_CRITICAL, MEASURED_SPAN, is_measured_critical
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels, is_alarm, tooltip
@@ -65,8 +65,10 @@ class _DotWriter:
         self.plan = plan if plan is not None else plan_view(G, options)
         self.labels = Labels(G, self.plan, options)
         #: with a profile, the critical path by measured times replaces the estimated one
-        self.critical = (is_measured_critical if G.graph.get(MEASURED_SPAN) is not None
-                         else is_critical)
+        measured = G.graph.get(MEASURED_SPAN) is not None
+        self.critical = is_measured_critical if measured else is_critical
+        #: the node attribute ``critical`` reads (a pass over every node reads it inline)
+        self.critical_key = MEASURED_CRITICAL if measured else CRITICAL_KEY
         self.blocks: dict[str, dict] = G.graph["blocks"]
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
@@ -76,6 +78,7 @@ class _DotWriter:
         self._with_nodes: set[str] | None = None
         self._nodes: list[str] | None = None
         self._runs: list[tuple[str, int, int]] | None = None
+        self._critical_drawn: set[str | None] | None = None
 
     # what tests/test_hostile.py checks the DOT against
     @property
@@ -116,7 +119,12 @@ class _DotWriter:
     def _any_critical(self, drawn: str) -> bool:
         """A member of box or roll node ``drawn`` is on the critical path: the drawn ids
         holding one, found in one pass over the nodes (a roll holds nearly all of them)."""
-        return drawn in self.labels.critical_drawn(self.critical)
+        if self._critical_drawn is None:
+            rep = self.plan.representative
+            key = self.critical_key   # networkx's own dict: its view costs a step a node
+            self._critical_drawn = {rep[n] for n, data in self.G._node.items()
+                                    if data.get(key)}
+        return drawn in self._critical_drawn
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,
                    finding: bool = True) -> None:
@@ -268,7 +276,11 @@ class _DotWriter:
         """The first drawn node (or box) inside container ``cid``, at any depth."""
         if self._first_in is None:
             self._first_in = {}
-            for block, _, _, drawn, _ in self._block_runs():
+            rep, order = self.plan.representative, self._order()
+            for block, i, j in self._block_runs():
+                if block in self._first_in:   # and so is every container around it
+                    continue
+                drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
                 if drawn is None:
                     continue
                 while block is not None and block not in self._first_in:
@@ -378,9 +390,14 @@ class _DotWriter:
             items.extend(item for rest in nodeless.values() for item in rest)
         else:   # each node's drawn id and container, in C
             items = zip(map(rep.__getitem__, block_of), block_of.values())
+        stretch: set[str] = set()   # the containers whose last is ``drawn`` since it began
+        previous = None
         for (drawn, block), _ in groupby(items):   # a node like the one before adds nothing
             if drawn is None:
                 continue
+            if drawn != previous:
+                stretch.clear()
+                previous = drawn
             if drawn not in fed and drawn not in anchored:
                 anchored.add(drawn)
                 b = block
@@ -391,8 +408,9 @@ class _DotWriter:
                         break
                     b = self.blocks[b]["parent"]
             b = block
-            while b is not None:
+            while b is not None and b not in stretch:   # a roll's calls share their parents
                 last[b] = drawn
+                stretch.add(b)
                 b = self.blocks[b]["parent"]
 
     def _emit_stage_order(self) -> None:
@@ -402,7 +420,6 @@ class _DotWriter:
         values rises beside the stage it follows (Faster R-CNN's ``filter_proposals``
         starts with the length of a list made before the head ran)."""
         G, rep, blocks = self.G, self.plan.representative, self.blocks
-        succ = G._succ   # networkx's own adjacency: G.successors costs a call a node
         is_open = {item.id for items in self.plan.contents.values() for item in items
                    if item.kind == "cluster"}
         if len(is_open) < 2:
@@ -426,27 +443,28 @@ class _DotWriter:
         span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
         order = self._order()
         position = dict(zip(order, range(len(order))))
-        for block, i, j, drawn_first, drawn_last in self._block_runs():
+        for block, i, j in self._block_runs():
             calls = chain(block)
             if not calls:
                 continue
+            drawn = [r for r in map(rep.__getitem__, order[i:j]) if r is not None]
             for cid in calls:
                 span.setdefault(cid, [i, j - 1])[1] = j - 1
-                if drawn_first is not None:
-                    first.setdefault(cid, drawn_first)
-                    last[cid] = drawn_last
+                if drawn:
+                    first.setdefault(cid, drawn[0])
+                    last[cid] = drawn[-1]
 
         def reached(a: str, b: str) -> set[str]:
             """The nodes up to ``b``'s last one that read (through any path) what call
             ``a`` made. A call's nodes are consecutive in program order and edges run
             forward, so the search stops at ``b``'s last position."""
             (a0, a1), b1 = span[a], span[b][1]
-            todo = [v for n in order[a0:a1 + 1] for v in succ[n]
+            todo = [v for n in order[a0:a1 + 1] for v in G.successors(n)
                     if a1 < position[v] <= b1]
             seen = set(todo)
             while todo:
                 v = todo.pop()
-                for w in succ[v]:
+                for w in G.successors(v):
                     if w not in seen and position[w] <= b1:
                         seen.add(w)
                         todo.append(w)
@@ -487,19 +505,14 @@ class _DotWriter:
             self._nodes = list(self.plan.block_of)
         return self._nodes
 
-    def _block_runs(self) -> list[tuple[str, int, int, str | None, str | None]]:
-        """``(container, start, stop, first drawn, last drawn)`` of each run of
-        consecutive nodes (program order, :meth:`_order` slices) in one container, with
-        the first and the last drawn id standing for one of them (None: none is drawn):
-        walked instead of every node."""
+    def _block_runs(self) -> list[tuple[str, int, int]]:
+        """``(container, start, stop)`` of each run of consecutive nodes (program order,
+        :meth:`_order` slices) in one container: walked instead of every node."""
         if self._runs is None:
             self._runs, start = [], 0
-            rep, order = self.plan.representative, self._order()
             for block, nodes in groupby(self.plan.block_of.values()):
                 stop = start + len(list(nodes))
-                drawn = [r for r in map(rep.__getitem__, order[start:stop]) if r is not None]
-                self._runs.append((block, start, stop, drawn[0], drawn[-1]) if drawn
-                                  else (block, start, stop, None, None))
+                self._runs.append((block, start, stop))
                 start = stop
         return self._runs
 

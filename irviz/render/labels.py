@@ -11,14 +11,14 @@ from __future__ import annotations
 import math
 import os
 import re
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 import networkx as nx
 
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.memory import BYTES
-from ..analyses.parallelism import is_critical
+from ..analyses.parallelism import CRITICAL
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
 from ..ir.source import short_location, source_line
@@ -148,24 +148,10 @@ class Labels:
         self._inside: dict[str, list[str]] | None = None
         self._short: dict[str | None, str | None] = {}
         self._numbers: dict[str, tuple[int, int]] | None = None
-        self._critical: dict[Callable, set[str | None]] = {}   # see critical_drawn
-        #: whether any call container says what a trace froze (most do not: then a box
-        #: or roll need not walk its members' containers for it)
-        self._any_frozen = any("irviz.frozen" in info for info in self.blocks.values())
+        #: some call container has an ``irviz.frozen`` line (:meth:`_frozen_inside`)
+        self._froze: bool | None = None
         #: measured op times (``render --profile``), when the graph has them
         self.profile = ProfileOverlay(G)
-
-    def critical_drawn(self, critical: Callable[[dict], bool]) -> set[str | None]:
-        """The drawn ids (None: not drawn) standing for a node ``critical`` says is on
-        the critical path. Only a program with forks marks one, so most mark nothing: a
-        first test without a Python loop a node says so."""
-        found = self._critical.get(critical)
-        if found is None:
-            rep, data_of = self.rep, self.G._node   # networkx's own dict: no call a node
-            found = self._critical[critical] = {
-                rep.get(n) for n, data in data_of.items() if critical(data)} \
-                if any(map(critical, data_of.values())) else set()
-        return found
 
     def _call_number(self, cid: str) -> tuple[int, int] | None:
         """``(k, n)``: the call is the k-th of n calls of its module (:func:`.call_numbers`)."""
@@ -225,7 +211,9 @@ class Labels:
         ``stop`` (the container the drawn node sits in); a call nested deeper than the
         ones drawn says its path (``⚠ trace froze line 8: if x.sum() > 0: (in
         encoder.gate)``). In program order, each once."""
-        if not self._any_frozen:
+        if self._froze is None:   # most traces froze nothing: no roll's members walked
+            self._froze = any(info.get("irviz.frozen") for info in self.blocks.values())
+        if not self._froze:
             return []
         seen: set[str] = set()
         out: list[str] = []
@@ -624,7 +612,9 @@ class Labels:
         if self.plan.boxes:
             has.add("module")
         drawn, nodes = self.plan.representative, self.G.nodes
-        if self.critical_drawn(is_critical) - {None}:
+        critical = [node for node, data in self.G._node.items()
+                    if data.get(CRITICAL)]   # is_critical, without a call a node
+        if any(drawn.get(node) is not None for node in critical):
             has.add("critical")
         for r in self.plan.position:   # the drawn ids: the nodes drawn as themselves
             if drawn.get(r) == r:

@@ -18,7 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import filterfalse, groupby, repeat
+from itertools import chain as chained, filterfalse, groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -287,9 +287,13 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
             result = once[c] = result and blocks[c]["kind"] not in CHOICE_BODIES + LOOP_BODIES
         return once[cid]
 
+    calls_of: dict[str, int] = {}   # module -> its calls: most modules run once
+    for info in blocks.values():
+        if info["kind"] == "method" and info.get("module"):
+            calls_of[info["module"]] = calls_of.get(info["module"], 0) + 1
     groups: dict[tuple, list[str]] = {}
     for cid, info in blocks.items():
-        if info["kind"] == "method" and info.get("module"):
+        if info["kind"] == "method" and calls_of.get(info.get("module"), 0) > 1:
             groups.setdefault((info["module"], call_method(G, info)), []).append(cid)
     out = {}
     for calls in groups.values():
@@ -301,15 +305,20 @@ def call_numbers(G: nx.DiGraph) -> dict[str, tuple[int, int]]:
     return out
 
 
-def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
-    """Call container id -> its IR nodes at any depth, in program order."""
+def nodes_by_call(G: nx.DiGraph, runs: list[tuple[str, list[str]]] | None = None
+                  ) -> dict[str, list[str]]:
+    """Call container id -> its IR nodes at any depth, in program order; ``runs``: the
+    IR nodes as ``(container, consecutive nodes of it)``, in program order, when the
+    caller grouped them already."""
     blocks = G.graph["blocks"]
     #: container -> the node lists of the calls around it, innermost first
     lists_around: dict[str, list[list[str]]] = {}
     out: dict[str, list[str]] = {}
-    first = itemgetter(0)
-    # a run of consecutive nodes of one container at a time (a block's ops are runs)
-    for block, run in groupby(G.nodes(data="block"), key=itemgetter(1)):
+    if runs is None:   # a run of consecutive nodes of one container at a time (a block's ops)
+        first = itemgetter(0)
+        runs = [(block, list(map(first, run))) for block, run in
+                groupby(G.nodes(data="block"), key=itemgetter(1))]
+    for block, nodes in runs:
         lists = lists_around.get(block)
         if lists is None:
             lists, b = [], block
@@ -318,7 +327,6 @@ def nodes_by_call(G: nx.DiGraph) -> dict[str, list[str]]:
                     lists.append(out.setdefault(b, []))
                 b = blocks[b]["parent"]
             lists_around[block] = lists
-        nodes = list(map(first, run))
         for inside in lists:
             inside.extend(nodes)
     return out
@@ -368,17 +376,23 @@ class _Planner:
         self._inside: dict[str, list[str]] | None = None
         self._runs_found: list[list[str]] | None = None
         self._loops_found: list[dict] | None = None
+        #: every container with what decides whether it is a box (:meth:`_call_tree`)
+        self._tree: tuple[set[str] | None, list[tuple[str, str | None, bool, int | None]]] \
+            | None = None
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        self._block_of: dict[str, str] = dict(G.nodes(data="block"))
-        self._folded_nodes: set[str] = {node for node, data in G.nodes(data=True)
+        # networkx's own dict: its views cost a generator step a node
+        self._block_of: dict[str, str] = {node: data.get("block")
+                                          for node, data in G._node.items()}
+        self._folded_nodes: set[str] = {node for node, data in G._node.items()
                                         if is_folded(data, options.show_checks)}
         #: container -> its own nodes and the ones of them drawn when it is open
         self._by_block: dict[str, tuple[list[str], list[str]]] = {}
         first, folded = itemgetter(0), self._folded_nodes.__contains__
-        # a run of consecutive nodes of one container at a time, in C
-        for block, run in groupby(self._block_of.items(), key=itemgetter(1)):
-            added = list(map(first, run))
+        #: (container, a run of consecutive nodes of it), program order (:func:`nodes_by_call`)
+        self._runs_of_nodes = [(block, list(map(first, run))) for block, run in
+                               groupby(self._block_of.items(), key=itemgetter(1))]
+        for block, added in self._runs_of_nodes:
             nodes, unfolded = self._by_block.setdefault(block, ([], []))
             nodes.extend(added)
             unfolded.extend(filterfalse(folded, added))
@@ -476,11 +490,26 @@ class _Planner:
         ``focus``: the call containers to keep open (the focused module's calls, their
         ancestors and everything inside them); every other call is collapsed.
         """
+        if self._tree is None or self._tree[0] is not focus:
+            self._tree = (focus, self._call_tree(focus))
+        # each container decided once, from its parent's answer (parents come first)
+        top: dict[str, str | None] = {}
+        for cid, parent, always, call_depth in self._tree[1]:
+            above = top[parent] if parent is not None else None
+            if above is None and (always or depth is not None and call_depth is not None
+                                  and call_depth > depth):
+                above = cid
+            top[cid] = above
+        return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
+
+    def _call_tree(self, focus: set[str] | None
+                   ) -> list[tuple[str, str | None, bool, int | None]]:
+        """Every container, parents first: its parent, whether it collapses at any depth
+        (``focus``, library modules, a diff's unchanged calls) and the depth of a call
+        (None for other containers: never too deep). Read once for the levels the budget
+        search tries."""
         def collapses(cid: str) -> bool:
             info = self.blocks[cid]
-            if info["kind"] not in CALL_KINDS:
-                return False
-            too_deep = depth is not None and info["depth"] > depth
             library = not self.opt.expand_library and cid in self._library
             outside = focus is not None and cid not in focus
             if self._changed is not None:  # a diff: open only what changed, and a torch.nn
@@ -491,22 +520,23 @@ class _Planner:
                 outside = cid not in self._changed
                 library = outside or (one_sided and not self.opt.expand_library
                                       and cid in self._library)
-            return too_deep or library or outside
+            return library or outside
 
-        # each container decided once, from its parent's answer (memoised up the chain)
-        top: dict[str, str | None] = {}
+        tree: list[tuple[str, str | None, bool, int | None]] = []
+        seen: set[str] = set()
         for cid in self.blocks:
             chain = []
             block = cid
-            while block is not None and block not in top:
+            while block is not None and block not in seen:
                 chain.append(block)
                 block = self.blocks[block]["parent"]
-            above = top[block] if block is not None else None
             for block in reversed(chain):
-                if above is None and collapses(block):
-                    above = block
-                top[block] = above
-        return {cid: top[cid] for cid in self.blocks if top[cid] is not None}
+                seen.add(block)
+                info = self.blocks[block]
+                call = info["kind"] in CALL_KINDS
+                tree.append((block, info["parent"], call and collapses(block),
+                             info["depth"] if call else None))
+        return tree
 
     def _drawn_count(self, collapsed: dict[str, str], rolled: dict[str, str]) -> int:
         """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers."""
@@ -730,12 +760,11 @@ class _Planner:
             return drawing
         rep, position = drawing.rep, drawing.position
         if self._edges is None:   # a node's out-edges at a time, in C
-            self._edges = us, vs, fans_out = [], [], []
-            for u, succ in self.G.adjacency():
-                n = len(succ)
-                us.extend(repeat(u, n))
-                vs.extend(succ)
-                fans_out.extend(repeat(n > 1, n))
+            adj = self.G._adj
+            outs = list(map(len, adj.values()))
+            self._edges = (list(chained.from_iterable(map(repeat, adj, outs))),
+                           list(chained.from_iterable(adj.values())),
+                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))))
         us, vs, fans_out = self._edges
         ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
@@ -807,7 +836,7 @@ class _Planner:
     def _call_nodes(self) -> dict[str, list[str]]:
         """Call container id -> its IR nodes at any depth, in program order (once)."""
         if self._inside is None:
-            self._inside = nodes_by_call(self.G)
+            self._inside = nodes_by_call(self.G, self._runs_of_nodes)
         return self._inside
 
     def _runs(self) -> list[list[str]]:
@@ -827,12 +856,9 @@ class _Planner:
         for cid in inside:  # calls that ran no operation have no place: never rolled
             siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
 
-        ops_in: dict[str, int] = {}   # call -> its unfolded nodes at any depth
-        for block, (_, unfolded) in self._by_block.items():
-            while block is not None:
-                if block in inside:
-                    ops_in[block] = ops_in.get(block, 0) + len(unfolded)
-                block = self.blocks[block]["parent"]
+        folded = self._folded_nodes   # call -> its unfolded nodes at any depth, in C
+        ops_in = {cid: len(nodes) - len(folded.intersection(nodes))
+                  for cid, nodes in inside.items()}
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
@@ -843,6 +869,8 @@ class _Planner:
 
         runs: list[list[str]] = []
         for parent, calls in siblings.items():
+            if len(calls) < MIN_ROLL_RUN:
+                continue
             calls.sort(key=lambda c: pos[inside[c][0]])
             run: list[str] = []
             run_sig = gap_sig = None
@@ -851,7 +879,7 @@ class _Planner:
                 if run and cid is not None and cid not in never and sig == run_sig:
                     gap = order[pos[inside[run[-1]][-1]] + 1:pos[inside[cid][0]]]
                     if all(block_of[n] == parent for n in gap):
-                        kinds = tuple(G.nodes[n]["kind"] for n in gap
+                        kinds = tuple(G._node[n]["kind"] for n in gap
                                       if n not in self._folded_nodes)
                         if len(run) == 1 or kinds == gap_sig:
                             run.append(cid)

@@ -44,11 +44,11 @@ class ProfileOverlay:
 
     def __init__(self, G: nx.DiGraph):
         self.G = G
-        # nodes carry times only when the graph was profiled: no pass over them without
+        # without a profile's coverage nothing is shown: no pass over every node
         self.times = {n: d[PROFILE]["total_us"] for n, d in G.nodes(data=True)
-                      if PROFILE in d and d[PROFILE]["total_us"] > 0} \
-            if COVERAGE in G.graph else {}
-        self.active = bool(self.times)
+                      if PROFILE in d and d[PROFILE]["total_us"] > 0
+                      } if COVERAGE in G.graph else {}
+        self.active = COVERAGE in G.graph and bool(self.times)
         if not self.active:
             return
         self.lo, self.hi = min(self.times.values()), max(self.times.values())
