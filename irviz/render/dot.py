@@ -459,12 +459,13 @@ class _DotWriter:
             ``a`` made. A call's nodes are consecutive in program order and edges run
             forward, so the search stops at ``b``'s last position."""
             (a0, a1), b1 = span[a], span[b][1]
-            todo = [v for n in order[a0:a1 + 1] for v in G.successors(n)
+            succ = G._adj   # networkx's own dict: successors() costs a call a node
+            todo = [v for n in order[a0:a1 + 1] for v in succ[n]
                     if a1 < position[v] <= b1]
             seen = set(todo)
             while todo:
                 v = todo.pop()
-                for w in G.successors(v):
+                for w in succ[v]:
                     if w not in seen and position[w] <= b1:
                         seen.add(w)
                         todo.append(w)

@@ -400,9 +400,10 @@ class _Planner:
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
         self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
-        #: every edge's u, v and whether u feeds more than one node (three lists, in
-        #: ``G.edges()`` order: :meth:`_edges_of` maps them in C)
-        self._edges: tuple[list[str], list[str], list[bool]] | None = None
+        #: every edge's u, v, whether u feeds more than one node and the program places
+        #: of u and v (five lists, in ``G.edges()`` order: :meth:`_edges_of` maps them in C)
+        self._edges: tuple[list[str], list[str], list[bool], list[int], list[int]] \
+            | None = None
         #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
         #: budget search asks about a picture more than once, and :meth:`plan` draws one
         self._judged: dict[tuple[int, int], _Drawing] = {}
@@ -760,22 +761,27 @@ class _Planner:
             return drawing
         rep, position = drawing.rep, drawing.position
         if self._edges is None:   # a node's out-edges at a time, in C
-            adj = self.G._adj
+            adj, pos = self.G._adj, self._pos
             outs = list(map(len, adj.values()))
-            self._edges = (list(chained.from_iterable(map(repeat, adj, outs))),
-                           list(chained.from_iterable(adj.values())),
-                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))))
-        us, vs, fans_out = self._edges
-        ends = list(zip(map(rep.__getitem__, us), map(rep.__getitem__, vs)))
+            us = list(chained.from_iterable(map(repeat, adj, outs)))
+            vs = list(chained.from_iterable(adj.values()))
+            self._edges = (us, vs,
+                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))),
+                           list(map(pos.__getitem__, us)), list(map(pos.__getitem__, vs)))
+        us, vs, fans_out, at_u, at_v = self._edges
+        # program place -> its drawn id's place (rep is keyed in program order): the edges'
+        # ends looked up in a list, and pairs of small ints hashed, not of names
+        drawn_at = list(map(position.get, rep.values()))
+        ends = list(zip(map(drawn_at.__getitem__, at_u), map(drawn_at.__getitem__, at_v)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
         first = dict(zip(reversed(ends), range(len(ends) - 1, -1, -1)))
         pairs: dict[tuple[str, str], int] = {}   # (drawn u, drawn v) -> span if ghostable
         firsts: list[tuple[str, str]] = []
-        for (ru, rv), i in sorted(first.items(), key=itemgetter(1)):
-            if ru is None or rv is None or ru == rv:
+        for (pu, pv), i in sorted(first.items(), key=itemgetter(1)):
+            if pu is None or pv is None or pu == pv:
                 continue
-            span = position[rv] - position[ru]   # < 0: a loop's back edge, never a ghost
-            pairs[(ru, rv)] = -span if fans_out[i] and span > 0 else abs(span)
+            span = pv - pu   # < 0: a loop's back edge, never a ghost
+            pairs[(rep[us[i]], rep[vs[i]])] = -span if fans_out[i] and span > 0 else abs(span)
             firsts.append((us[i], vs[i]))
         drawing.pairs, drawing.firsts = pairs, tuple(firsts)
         return drawing
