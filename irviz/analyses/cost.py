@@ -111,6 +111,11 @@ def _input_shapes(nodes: dict, into: dict, data: dict) -> list:
     shapes = []
     captured = data.get("captured")
     for index, producers in enumerate(data["inputs"]):
+        if len(producers) == 1:   # most inputs: one producer, its edge knows the shape
+            edge = into.get(producers[0])
+            if edge is not None and edge.get("shape") is not None:
+                shapes.append(edge["shape"])
+                continue
         shape = None
         for producer in producers:
             if producer not in nodes:
@@ -237,8 +242,8 @@ def _numel_memo() -> Callable:
 
 def annotate_costs(G: nx.DiGraph) -> None:
     """Write ``irviz.cost`` on every node and the model's unit on the graph."""
-    ops: set[str] = set()
-    shaped: set[str] = set()
+    ops = shaped = 0   # tensor ops, and those with known output shapes
+    unshaped: set[str] = set()   # the others (a run's or a trace's: ops that did not run)
     estimate = True   # every heavy op has its shapes (and some op has: below)
     todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
     nodes, pred = G._node, G._pred   # networkx's own dicts: its views cost a call per lookup
@@ -252,12 +257,14 @@ def annotate_costs(G: nx.DiGraph) -> None:
         tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
         if not tensors:
             continue
-        ops.add(node)
+        ops += 1
         if all(o.get("shape") is not None for o in tensors):
-            shaped.add(node)
-        elif op_name(data["kind"]) in _HEAVY:
+            shaped += 1
+            continue
+        unshaped.add(node)
+        if op_name(data["kind"]) in _HEAVY:
             estimate = False
-    estimate = estimate and bool(shaped)
+    estimate = estimate and shaped > 0
     made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
     numel = _numel_memo()
     for node, data in todo:
@@ -270,7 +277,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
             cost, flops, nbytes = GLUE_US, 0, 0
-        elif node in ops and node not in shaped:
+        elif node in unshaped:
             # shapes come from a run (or a trace): a tensor op without them did not run
             cost, flops, nbytes = 0.0, 0, 0
         else:
@@ -292,4 +299,4 @@ def annotate_costs(G: nx.DiGraph) -> None:
         unit="us" if estimate else "ops",
         basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate
                else "op count: no shapes (pass example inputs for a time estimate)"),
-        shaped_ops=len(shaped), ops=len(ops))
+        shaped_ops=shaped, ops=ops)
