@@ -143,21 +143,21 @@ def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[st
             if node in last:
                 todo.pop()
                 continue
-            here = at[node]
-            pending = [user for user in succ[node] if user not in allocates
-                       and at[user] > here and user not in last]
-            if pending:
-                todo.extend(pending)
-                continue
-            todo.pop()
-            latest = -1
+            here, latest, pending = at[node], -1, False
             for user in succ[node]:
                 where = at[user]
-                if user not in allocates and where > here and last[user] > where:
-                    where = last[user]
+                if user not in allocates and where > here:
+                    alive = last.get(user)
+                    if alive is None:
+                        todo.append(user)
+                        pending = True
+                    elif alive > where:
+                        where = alive
                 if where > latest:
                     latest = where
-            last[node] = here if latest < 0 else latest
+            if not pending:
+                todo.pop()
+                last[node] = here if latest < 0 else latest
     return last
 
 
