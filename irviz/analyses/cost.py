@@ -243,42 +243,38 @@ def _numel_memo() -> Callable:
 def annotate_costs(G: nx.DiGraph) -> None:
     """Write ``irviz.cost`` on every node and the model's unit on the graph."""
     ops = shaped = 0   # tensor ops, and those with known output shapes
-    unshaped: set[str] = set()   # the others (a run's or a trace's: ops that did not run)
-    estimate = True   # every heavy op has its shapes (and some op has: below)
-    todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
+    estimate = True   # every heavy op has its shapes (and some op has: at the end)
+    costed: list[dict] = []   # the ops' data: each counts one op if the unit is ops
+    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
+    numel = _numel_memo()
     nodes, pred = G._node, G._pred   # networkx's own dicts: its views cost a call per lookup
-    for node, data in nodes.items():   # one pass: the tensor ops and their shapes
+    # one pass: each op costed when it is read (most graphs have the shapes: an op that
+    # turns out to be costed for nothing is rare and cheap)
+    for node, data in nodes.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             data[COST] = _FREE
             continue
-        todo.append((node, data))
-        if not data["kind"].startswith("aten::"):
-            continue
-        tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
-        if not tensors:
-            continue
-        ops += 1
-        if all(o.get("shape") is not None for o in tensors):
-            shaped += 1
-            continue
-        unshaped.add(node)
-        if op_name(data["kind"]) in _HEAVY:
-            estimate = False
-    estimate = estimate and shaped > 0
-    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
-    numel = _numel_memo()
-    for node, data in todo:
+        costed.append(data)
+        ran = True   # shapes come from a run (or a trace): a tensor op without them did not
+        if data["kind"].startswith("aten::"):
+            tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
+            if tensors:
+                ops += 1
+                if all(o.get("shape") is not None for o in tensors):
+                    shaped += 1
+                else:
+                    ran = False
+                    if op_name(data["kind"]) in _HEAVY:
+                        estimate = False
         if not estimate:
-            data[COST] = _ONE_OP
-            continue
+            continue   # the unit is ops (below)
         kind = op_name(data["kind"])
         if kind in FORK_KINDS:
             cost, flops, nbytes = FORK_OVERHEAD_US, 0, 0
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
             cost, flops, nbytes = GLUE_US, 0, 0
-        elif node in unshaped:
-            # shapes come from a run (or a trace): a tensor op without them did not run
+        elif not ran:
             cost, flops, nbytes = 0.0, 0, 0
         else:
             shapes = _input_shapes(nodes, pred[node], data)
@@ -295,6 +291,10 @@ def annotate_costs(G: nx.DiGraph) -> None:
         if found is None:
             found = made[key] = Cost(*key)
         data[COST] = found
+    estimate = estimate and shaped > 0
+    if not estimate:
+        for data in costed:
+            data[COST] = _ONE_OP
     G.graph[COST_MODEL] = CostModel(
         unit="us" if estimate else "ops",
         basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate
