@@ -146,9 +146,10 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
     for node, data in G._node.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
-        key = keys.get((data["kind"], data.get("user_source")))
+        where = data["kind"], data.get("user_source")
+        key = keys.get(where)
         if key is None:
-            key = keys[data["kind"], data.get("user_source")] = _key(data)
+            key = keys[where] = _key(data)
         child = data["block"]
         elements.setdefault(child, []).append(_Element(key, node, node, node))
         parent = blocks[child]["parent"]
@@ -159,11 +160,10 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
             if above is not None:
                 inside.setdefault(parent, []).append(key)
             seq = elements.setdefault(parent, [])
-            owner = blocks[child].get("owner")
             last = seq[-1] if seq else None
             if last is not None and last.tag == child:
                 last.last = node
-            elif last is not None and owner is not None and last.tag == owner:
+            elif last is not None and last.tag == blocks[child].get("owner"):
                 last.last = node
                 if last.owned is None:
                     last.owned = [child]
