@@ -111,6 +111,11 @@ def _input_shapes(nodes: dict, into: dict, data: dict) -> list:
     shapes = []
     captured = data.get("captured")
     for index, producers in enumerate(data["inputs"]):
+        if len(producers) == 1:   # most inputs: one producer, its edge knows the shape
+            edge = into.get(producers[0])
+            if edge is not None and edge.get("shape") is not None:
+                shapes.append(edge["shape"])
+                continue
         shape = None
         for producer in producers:
             if producer not in nodes:
@@ -237,41 +242,39 @@ def _numel_memo() -> Callable:
 
 def annotate_costs(G: nx.DiGraph) -> None:
     """Write ``irviz.cost`` on every node and the model's unit on the graph."""
-    ops: set[str] = set()
-    shaped: set[str] = set()
-    estimate = True   # every heavy op has its shapes (and some op has: below)
-    todo: list[tuple[str, dict]] = []   # the ops, costed once the unit is known
+    ops = shaped = 0   # tensor ops, and those with known output shapes
+    estimate = True   # every heavy op has its shapes (and some op has: at the end)
+    costed: list[dict] = []   # the ops' data: each counts one op if the unit is ops
+    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
+    numel = _numel_memo()
     nodes, pred = G._node, G._pred   # networkx's own dicts: its views cost a call per lookup
-    for node, data in nodes.items():   # one pass: the tensor ops and their shapes
+    # one pass: each op costed when it is read (most graphs have the shapes: an op that
+    # turns out to be costed for nothing is rare and cheap)
+    for node, data in nodes.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             data[COST] = _FREE
             continue
-        todo.append((node, data))
-        if not data["kind"].startswith("aten::"):
-            continue
-        tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
-        if not tensors:
-            continue
-        ops.add(node)
-        if all(o.get("shape") is not None for o in tensors):
-            shaped.add(node)
-        elif op_name(data["kind"]) in _HEAVY:
-            estimate = False
-    estimate = estimate and bool(shaped)
-    made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
-    numel = _numel_memo()
-    for node, data in todo:
+        costed.append(data)
+        ran = True   # shapes come from a run (or a trace): a tensor op without them did not
+        if data["kind"].startswith("aten::"):
+            tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
+            if tensors:
+                ops += 1
+                if all(o.get("shape") is not None for o in tensors):
+                    shaped += 1
+                else:
+                    ran = False
+                    if op_name(data["kind"]) in _HEAVY:
+                        estimate = False
         if not estimate:
-            data[COST] = _ONE_OP
-            continue
+            continue   # the unit is ops (below)
         kind = op_name(data["kind"])
         if kind in FORK_KINDS:
             cost, flops, nbytes = FORK_OVERHEAD_US, 0, 0
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",
                                                         "aten::len", "aten::wait"):
             cost, flops, nbytes = GLUE_US, 0, 0
-        elif node in ops and node not in shaped:
-            # shapes come from a run (or a trace): a tensor op without them did not run
+        elif not ran:
             cost, flops, nbytes = 0.0, 0, 0
         else:
             shapes = _input_shapes(nodes, pred[node], data)
@@ -288,8 +291,12 @@ def annotate_costs(G: nx.DiGraph) -> None:
         if found is None:
             found = made[key] = Cost(*key)
         data[COST] = found
+    estimate = estimate and shaped > 0
+    if not estimate:
+        for data in costed:
+            data[COST] = _ONE_OP
     G.graph[COST_MODEL] = CostModel(
         unit="us" if estimate else "ops",
         basis=("FLOPs and bytes from shapes (estimated microseconds)" if estimate
                else "op count: no shapes (pass example inputs for a time estimate)"),
-        shaped_ops=len(shaped), ops=len(ops))
+        shaped_ops=shaped, ops=ops)

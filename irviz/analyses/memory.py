@@ -84,15 +84,14 @@ def _allocates(G: nx.DiGraph, data: dict) -> bool:
 
 def annotate_memory(G: nx.DiGraph) -> dict:
     """Annotate each value's bytes and the static peak (see the module doc)."""
-    # networkx's own node and adjacency dicts: every pass below visits each node, and its
-    # views cost a call per lookup
-    nodes, succ, pred = G._node, G._succ, G._pred
-    program = list(nodes)   # the builder adds them in program order
-    order = {n: i for i, n in enumerate(program)}
-    allocates: set[str] = set()   # the nodes that allocate (most do not)
-    allocated: dict[str, int] = {}
+    # networkx's own node and adjacency dicts: its views cost a call per lookup
+    nodes, succ = G._node, G._succ
+    at: dict[str, int] = {}   # program position (the builder adds nodes in program order)
+    allocated: dict[str, int] = {}   # the nodes that allocate (most do not) -> bytes
+    allocates: set[str] = set()
     unknown = 0
-    for node, data in nodes.items():
+    for i, (node, data) in enumerate(nodes.items()):
+        at[node] = i
         outs = data.get("outputs", [])
         one = None   # the bytes of its one value (a constant's or a list's: no call)
         if len(outs) == 1 and outs[0].get("shape") is not None:
@@ -111,28 +110,15 @@ def annotate_memory(G: nx.DiGraph) -> dict:
         if total:
             allocated[node] = total
             data[BYTES] = total
-    # last use: the latest consumer, through the aliases that keep a value alive
-    last: dict[str, int] = {}
-    for node in reversed(program):
-        if not (node in allocates or pred[node]):
-            continue   # no value of its is freed, nor kept alive by a view (a constant)
-        latest = -1
-        for user in succ[node]:
-            at = order[user]
-            if user not in allocates:
-                alive = last.get(user, -1)   # a view of it lives on
-                if alive > at:
-                    at = alive
-            if at > latest:
-                latest = at
-        last[node] = order[node] if latest < 0 else latest
+    last = _last_uses(allocated, allocates, succ, at)
     frees: dict[int, list[str]] = {}
     for node in allocated:
         frees.setdefault(last[node], []).append(node)
     # the replay visits only where something is allocated or freed
-    events = sorted({order[node] for node in allocated}.union(frees))
-    peak, peak_at = _replay(program, events, allocated, frees, None)
-    _, peak_live = _replay(program, events, allocated, frees, peak_at)
+    made = {at[node]: node for node in allocated}
+    events = sorted(made.keys() | frees.keys())
+    peak, peak_at = _replay(events, made, allocated, frees, None)
+    _, peak_live = _replay(events, made, allocated, frees, peak_at)
     by_module: dict[str, int] = {}
     for node, size in (peak_live or {}).items():
         top = (nodes[node].get("scope") or "").split(".")[0] or "<root>"
@@ -144,16 +130,47 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     return facts
 
 
-def _replay(program, events, allocated, frees, stop):
-    """Walk program order (the positions in ``events``) allocating and freeing: ``(peak,
-    node at the peak)``, or with ``stop`` the values live just after ``stop`` allocated
-    ``(0, {node: bytes})``."""
+def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[str, int]:
+    """Each allocated value's last use: the position of its latest consumer, or of the
+    latest use of a later consumer that does not allocate (a view keeps it alive), or
+    its own when nothing reads it. Only the allocated values and the views they reach
+    are visited (most nodes are constants and attributes)."""
+    last: dict[str, int] = {}   # of the allocated nodes and the views they reach
+    for root in allocated:
+        todo = [root]
+        while todo:   # depth first: a node once every later view of it is known
+            node = todo[-1]
+            if node in last:
+                todo.pop()
+                continue
+            here, latest, pending = at[node], -1, False
+            for user in succ[node]:
+                where = at[user]
+                if user not in allocates and where > here:
+                    alive = last.get(user)
+                    if alive is None:
+                        todo.append(user)
+                        pending = True
+                    elif alive > where:
+                        where = alive
+                if where > latest:
+                    latest = where
+            if not pending:
+                todo.pop()
+                last[node] = here if latest < 0 else latest
+    return last
+
+
+def _replay(events, made, allocated, frees, stop):
+    """Walk program order (the positions in ``events``; ``made``: the node allocating at
+    a position) allocating and freeing: ``(peak, node at the peak)``, or with ``stop`` the
+    values live just after ``stop`` allocated ``(0, {node: bytes})``."""
     live: dict[str, int] = {}
     current = peak = 0
     peak_at = None
     for at in events:
-        node = program[at]
-        if node in allocated:
+        node = made.get(at)
+        if node is not None:
             live[node] = allocated[node]
             current += allocated[node]
             if node == stop:

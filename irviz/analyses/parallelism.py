@@ -260,7 +260,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
                          cpu_count: int | None = None,
                          intraop_threads: int | None = None) -> ParallelismFacts:
     """Compute and annotate work, span, critical path, width and predicted speed-up."""
-    weight: dict[str, float] = {}
+    weight: dict[str, float] = {}   # of the nodes that cost something
     work = 0.0
     dynamic = False
     per_place: dict[tuple, tuple[int, int, bool]] = {}   # nodes of one block share them
@@ -269,20 +269,23 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     levels: dict[str | None, list[str]] = {}
     drawn: list[str] = []
     runs = _chain_runs(G)
+    block = level = found = None   # the last place's: a program's nodes come in runs
     for node, data in G._node.items():   # networkx's own dict: its view costs a call a node
         if data["kind"] in FORK_KINDS:
             forks.append(node)
-        level = data["subgraph_of"]
         if not data.get("hidden"):
             drawn.append(node)
-            levels.setdefault(level, []).append(node)
+            levels.setdefault(data["subgraph_of"], []).append(node)
         cost = data.get(COST, _FREE).cost   # cost_of, without a call per node
-        place = (data["block"], level)
-        found = per_place.get(place)
-        if found is None:
-            found = per_place[place] = _multiplicities(G, node, runs)
+        if not cost:
+            continue   # weighs nothing, however often it runs (most nodes: constants)
+        if data["block"] is not block or data["subgraph_of"] is not level:
+            block, level = data["block"], data["subgraph_of"]
+            found = per_place.get((block, level))
+            if found is None:
+                found = per_place[block, level] = _multiplicities(G, node, runs)
         total, on_thread, dyn = found
-        dynamic |= dyn and cost > 0
+        dynamic |= dyn
         work += cost * total
         weight[node] = cost * on_thread
     if forks or len(levels) > 1:
@@ -300,8 +303,8 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         found = region(data)
         if found is not None:
             data[TASK] = TaskCosts(
-                task_cost=round(sum(weight[n] for n in found.task_nodes), 3),
-                overlap_cost=round(sum(weight[n] for n in found.overlap), 3))
+                task_cost=round(sum(weight.get(n, 0.0) for n in found.task_nodes), 3),
+                overlap_cost=round(sum(weight.get(n, 0.0) for n in found.overlap), 3))
     interop = interop_threads or torch.get_num_interop_threads()
     cpus = cpu_count or os.cpu_count() or 1
     # tasks run on the inter-op pool; the caller adds a worker only when it has its own

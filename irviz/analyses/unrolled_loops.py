@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import bisect
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import networkx as nx
 
@@ -119,7 +119,7 @@ def _lines(G: nx.DiGraph, first: str, last: str, program: list[str],
     return ", ".join(parts) or ", ".join(kinds[:3])
 
 
-@dataclass
+@dataclass(slots=True)
 class _Element:
     """One element of a container's sequence: an own drawn node (``tag`` the node;
     ``owned``: the containers it owns, a fork's task, whose nodes extend it) or a child
@@ -130,7 +130,7 @@ class _Element:
     first: str
     last: str
     tag: str
-    owned: list[str] = field(default_factory=list)
+    owned: list[str] | None = None   # made for the few elements that own a container
     is_child: bool = False
 
 
@@ -138,33 +138,40 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
     """Container -> its elements (:class:`_Element`) in program order."""
     blocks = G.graph["blocks"]
     elements: dict[str, list[_Element]] = {}
-    inside: dict[str, list[tuple]] = {}   # container -> the keys drawn in it, any depth
+    #: container -> the keys drawn in it, any depth (of the containers with a parent: a
+    #: top-level one is never an element, so its keys are never compared)
+    inside: dict[str, list[tuple]] = {}
     keys: dict[tuple, tuple] = {}   # one key object per (kind, line): most nodes repeat one
     # networkx's own node dict, in program order: its view costs a call per node
     for node, data in G._node.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
-        key = keys.get((data["kind"], data.get("user_source")))
+        where = data["kind"], data.get("user_source")
+        key = keys.get(where)
         if key is None:
-            key = keys[data["kind"], data.get("user_source")] = _key(data)
+            key = keys[where] = _key(data)
         child = data["block"]
         elements.setdefault(child, []).append(_Element(key, node, node, node))
-        inside.setdefault(child, []).append(key)
         parent = blocks[child]["parent"]
+        if parent is not None:
+            inside.setdefault(child, []).append(key)
         while parent is not None:
-            inside.setdefault(parent, []).append(key)
+            above = blocks[parent]["parent"]
+            if above is not None:
+                inside.setdefault(parent, []).append(key)
             seq = elements.setdefault(parent, [])
-            owner = blocks[child].get("owner")
             last = seq[-1] if seq else None
             if last is not None and last.tag == child:
                 last.last = node
-            elif last is not None and owner is not None and last.tag == owner:
+            elif last is not None and last.tag == blocks[child].get("owner"):
                 last.last = node
-                if child not in last.owned:
+                if last.owned is None:
+                    last.owned = [child]
+                elif child not in last.owned:
                     last.owned.append(child)
             else:
                 seq.append(_Element(None, node, node, child, is_child=True))
-            child, parent = parent, blocks[parent]["parent"]
+            child, parent = parent, above
     content: dict[tuple, int] = {}   # the keys drawn in a container, as a small number
 
     def signature(cid: str) -> tuple:
