@@ -27,6 +27,7 @@ Annotates (its own keys only; structure untouched), read through the accessors b
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Callable
 
 import networkx as nx
 
@@ -239,19 +240,50 @@ def level_chain(G: nx.DiGraph, block: str) -> list[str]:
     return out
 
 
-def loop_multiplicity(G: nx.DiGraph, chain: list[str]) -> int | None:
-    """Product of the trip counts of the loops in ``chain`` (None: a dynamic count)."""
-    blocks = G.graph["blocks"]
-    total: int | None = 1
-    for cid in chain:
-        if blocks[cid]["kind"] != LOOP_BODY:
-            continue
-        trip = G.nodes[blocks[cid]["owner"]].get("trip_count")
-        if isinstance(trip, int) and total is not None:
-            total *= trip
-        else:
-            total = None
-    return total
+def block_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]:
+    """Block -> how often it runs: in all (the trip counts of the loops around it), and on
+    its thread (those up to its task: a task's body starts its thread's count again);
+    None for a dynamic trip count. Each block's from its parent's, so once per block."""
+    blocks, nodes = G.graph["blocks"], G._node
+    memo: dict[str, tuple[int | None, int | None]] = {}
+
+    def runs(block: str) -> tuple[int | None, int | None]:
+        # up to the nearest block known, then down: no recursion, so the function holds
+        # no reference to itself (a cycle that kept the graph's node dict for the
+        # collector)
+        chain, above = [], block
+        while above is not None and above not in memo:
+            chain.append(above)
+            above = blocks[above]["parent"]
+        total, on_thread = memo[above] if above is not None else (1, 1)
+        for b in reversed(chain):
+            info = blocks[b]
+            if info["kind"] == LOOP_BODY:
+                trip = nodes[info["owner"]].get("trip_count")
+                trip = trip if isinstance(trip, int) else None
+                total = total * trip if trip is not None and total is not None else None
+                on_thread = on_thread * trip if trip is not None and on_thread is not None \
+                    else None
+            elif info["kind"] in TASK_KINDS:
+                on_thread = 1   # the thread's count starts at its task
+            memo[b] = (total, on_thread)
+        return memo[block]
+    return runs
+
+
+def runs_on_thread(G: nx.DiGraph, node: str, runs: Callable) -> int:
+    """How often ``node`` runs on its thread (a dynamic trip count counts once), a task
+    waited in the iteration that forked it once per iteration of that loop; ``runs``:
+    a :func:`block_runs` of ``G``."""
+    data = G.nodes[node]
+    on_thread = runs(data["block"])[1] or 1
+    fork = data["subgraph_of"]
+    while fork is not None:
+        found = region(G.nodes[fork])
+        if found is not None and found.same_iteration:
+            on_thread *= runs(G.nodes[fork]["block"])[1] or 1
+        fork = G.nodes[fork]["subgraph_of"]
+    return on_thread
 
 
 def task_call(G: nx.DiGraph, fork: str) -> str | None:
@@ -303,7 +335,7 @@ def _region(G: nx.DiGraph, fork: str, waits: list[str], order: dict[str, int],
                                         for w in waits if w in direct)
     return ForkRegion(
         callee=task_callee(G, fork), call=task_call(G, fork),
-        instances=loop_multiplicity(G, container_chain(G, data["block"])),
+        instances=block_runs(G)(data["block"])[0],
         loop=loop, branch=branch, nested_in=level, task_nodes=task_nodes, overlap=overlap,
         same_iteration=same_iteration,
         overlap_has_work=any(G.nodes[n]["kind"] not in GLUE_KINDS for n in overlap))

@@ -33,10 +33,10 @@ from typing import Callable
 import networkx as nx
 import torch
 
-from ..ir.model import FORK_KINDS, LOOP_BODY, TASK_KINDS
+from ..ir.model import FORK_KINDS
 from .cost import _FREE, COST, FORK_OVERHEAD_US, cost_model, cost_of
-from .fork_wait import (GLUE_KINDS, level_chain, loop_multiplicity,
-                        program_order, region, unpaired, waits)
+from .fork_wait import (GLUE_KINDS, block_runs, program_order, region, runs_on_thread,
+                        unpaired, waits)
 
 CRITICAL, TASK, FACTS, HAZARDS_KEY = ("irviz.critical", "irviz.task", "irviz.parallelism",
                                       "irviz.hazards")
@@ -114,56 +114,11 @@ def hazards(G: nx.DiGraph) -> list[Hazard]:
     return G.graph.get(HAZARDS_KEY, [])
 
 
-def _enclosing_forks(G: nx.DiGraph, node: str) -> list[str]:
-    forks = []
-    fork = G.nodes[node]["subgraph_of"]
-    while fork is not None:
-        forks.append(fork)
-        fork = G.nodes[fork]["subgraph_of"]
-    return forks
-
-
-def _chain_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]:
-    """Block -> how often it runs: the :func:`loop_multiplicity` of its
-    :func:`container_chain` and of its :func:`level_chain` (None: a dynamic trip count),
-    each block's from its parent's, so once per block, not per node."""
-    blocks, nodes = G.graph["blocks"], G._node
-    memo: dict[str, tuple[int | None, int | None]] = {}
-
-    def runs(block: str) -> tuple[int | None, int | None]:
-        # up to the nearest block known, then down: no recursion, so the function holds
-        # no reference to itself (a cycle that kept the graph's node dict for the
-        # collector)
-        chain, above = [], block
-        while above is not None and above not in memo:
-            chain.append(above)
-            above = blocks[above]["parent"]
-        total, on_thread = memo[above] if above is not None else (1, 1)
-        for b in reversed(chain):
-            info = blocks[b]
-            if info["kind"] == LOOP_BODY:
-                trip = nodes[info["owner"]].get("trip_count")
-                trip = trip if isinstance(trip, int) else None
-                total = total * trip if trip is not None and total is not None else None
-                on_thread = on_thread * trip if trip is not None and on_thread is not None \
-                    else None
-            elif info["kind"] in TASK_KINDS:
-                on_thread = 1   # the level chain stops at its task
-            memo[b] = (total, on_thread)
-        return memo[block]
-    return runs
-
-
 def _multiplicities(G: nx.DiGraph, node: str, runs: Callable) -> tuple[int, int, bool]:
-    """(runs in total, runs on the critical thread, a trip count was dynamic); ``runs``:
-    a :func:`_chain_runs` of ``G``."""
-    total, on_thread = runs(G._node[node]["block"])
-    dynamic = total is None or on_thread is None
-    on_thread = on_thread or 1
-    for fork in _enclosing_forks(G, node):
-        if region(G.nodes[fork]).same_iteration:
-            on_thread *= runs(G.nodes[fork]["block"])[1] or 1
-    return total or 1, on_thread, dynamic
+    """(runs in total, runs on its thread, a trip count was dynamic); ``runs``: a
+    :func:`block_runs` of ``G``."""
+    total, level = runs(G._node[node]["block"])
+    return total or 1, runs_on_thread(G, node, runs), total is None or level is None
 
 
 def _task_dag(G: nx.DiGraph, drawn: list[str], levels: dict[str | None, list[str]],
@@ -184,18 +139,19 @@ def _task_dag(G: nx.DiGraph, drawn: list[str], levels: dict[str | None, list[str
     return D
 
 
-def _width(G: nx.DiGraph, level: str | None, levels: dict, order: dict[str, int]) -> int:
-    """1 + the most task instances in flight at once on this thread (recursively)."""
+def _width(G: nx.DiGraph, level: str | None, levels: dict, order: dict[str, int],
+           runs: Callable) -> int:
+    """1 + the most task instances in flight at once on this thread (recursively);
+    ``runs``: a :func:`block_runs` of ``G``."""
     events = []
     for node in levels.get(level, []):
         data = G.nodes[node]
         if data["kind"] not in FORK_KINDS:
             continue
-        count = 1 if region(data).same_iteration else (
-            loop_multiplicity(G, level_chain(G, data["block"])) or 1)
+        count = 1 if region(data).same_iteration else (runs(data["block"])[1] or 1)
         reached = waits(data)
         end = order[reached[0]] if reached else len(order)
-        inner = _width(G, node, levels, order)
+        inner = _width(G, node, levels, order, runs)
         events.append((order[node], count * inner))
         events.append((end, -count * inner))
     active = peak = 0
@@ -268,7 +224,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     #: the drawn (not hidden) nodes of each thread (None: the caller's), in program order
     levels: dict[str | None, list[str]] = {}
     drawn: list[str] = []
-    runs = _chain_runs(G)
+    runs = block_runs(G)
     block = level = found = None   # the last place's: a program's nodes come in runs
     for node, data in G._node.items():   # networkx's own dict: its view costs a call a node
         if data["kind"] in FORK_KINDS:
@@ -291,7 +247,7 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     if forks or len(levels) > 1:
         order = program_order(G)
         path, span = _longest_path(_task_dag(G, drawn, levels, forks), weight, order)
-        width = _width(G, None, levels, order)
+        width = _width(G, None, levels, order, runs)
     else:   # one thread: the task DAG is the program itself
         path, span = _chain_path(drawn, weight)
         width = 1

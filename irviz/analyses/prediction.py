@@ -29,7 +29,7 @@ import networkx as nx
 
 from ..ir.model import FORK_KINDS, WAIT_KINDS
 from .cost import cost_of
-from .fork_wait import forks_waited, level_chain, loop_multiplicity, region
+from .fork_wait import block_runs, forks_waited, region, runs_on_thread
 from .intraop import op_speed, usable_threads
 from .schedule import MAIN, Fork, Program, Run, Wait, serial_us, simulate
 
@@ -238,18 +238,6 @@ def _executed_time(program: Program) -> dict[str, float]:
     return out
 
 
-def _multiplicity(G: nx.DiGraph, node: str) -> int:
-    data = G.nodes[node]
-    on_thread = loop_multiplicity(G, level_chain(G, data["block"])) or 1
-    fork = data["subgraph_of"]
-    while fork is not None:   # a task waited in the same iteration runs once per iteration
-        found = region(G.nodes[fork])
-        if found is not None and found.same_iteration:
-            on_thread *= loop_multiplicity(G, level_chain(G, G.nodes[fork]["block"])) or 1
-        fork = G.nodes[fork]["subgraph_of"]
-    return on_thread
-
-
 def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
     """The model as a :class:`~irviz.analyses.schedule.Program`: one step list per task
     instance (a loop of forks starts one instance per trip), ops merged into Runs."""
@@ -259,11 +247,12 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
     program: Program = {}
     instances: dict[str, list[str]] = {}        # fork node -> every instance id
     mult_cache: dict[tuple, int] = {}
+    runs = block_runs(G)
 
     def mult(node: str) -> int:
         key = (G.nodes[node]["block"], G.nodes[node]["subgraph_of"])
         if key not in mult_cache:
-            mult_cache[key] = _multiplicity(G, node)
+            mult_cache[key] = runs_on_thread(G, node, runs)
         return mult_cache[key]
 
     def build(level: str | None, task_id: str) -> list:
@@ -298,7 +287,7 @@ def build_program(G: nx.DiGraph, times: OpTimes) -> Program:
             if kind in FORK_KINDS:
                 found = region(data)
                 count = 1 if found is None or found.same_iteration else (
-                    loop_multiplicity(G, level_chain(G, data["block"])) or 1)
+                    runs(data["block"])[1] or 1)
                 for j in range(count):
                     tid = f"{task_id}/{node}#{j}"
                     body = build(node, tid)
