@@ -77,7 +77,6 @@ class _DotWriter:
         self._placeholders: dict[str, str] = {}
         self._with_nodes: set[str] | None = None
         self._nodes: list[str] | None = None
-        self._runs: list[tuple[str, int, int]] | None = None
         self._critical_drawn: set[str | None] | None = None
 
     # what tests/test_hostile.py checks the DOT against
@@ -277,7 +276,7 @@ class _DotWriter:
         if self._first_in is None:
             self._first_in = {}
             rep, order = self.plan.representative, self._order()
-            for block, i, j in self._block_runs():
+            for block, i, j in self.plan.node_runs:
                 if block in self._first_in:   # and so is every container around it
                     continue
                 drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
@@ -441,9 +440,8 @@ class _DotWriter:
         first: dict[str, str] = {}
         last: dict[str, str] = {}
         span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
-        order = self._order()
-        position = dict(zip(order, range(len(order))))
-        for block, i, j in self._block_runs():
+        order, position = self._order(), self.plan.place
+        for block, i, j in self.plan.node_runs:
             calls = chain(block)
             if not calls:
                 continue
@@ -505,17 +503,6 @@ class _DotWriter:
         if self._nodes is None:
             self._nodes = list(self.plan.block_of)
         return self._nodes
-
-    def _block_runs(self) -> list[tuple[str, int, int]]:
-        """``(container, start, stop)`` of each run of consecutive nodes (program order,
-        :meth:`_order` slices) in one container: walked instead of every node."""
-        if self._runs is None:
-            self._runs, start = [], 0
-            for block, nodes in groupby(self.plan.block_of.values()):
-                stop = start + len(list(nodes))
-                self._runs.append((block, start, stop))
-                start = stop
-        return self._runs
 
     def _placed_by_nodes(self) -> set[str]:
         """Placeholders of calls that hold nodes (all folded): found through their nodes."""

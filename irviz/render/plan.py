@@ -210,6 +210,13 @@ class DrawPlan:
                                         compare=False, repr=False)
     #: the IR nodes folded into their consumers (:func:`~irviz.ir.model.is_folded`)
     folded: frozenset[str] = field(default=frozenset(), compare=False, repr=False)
+    #: IR node -> its place in program order (the order of :attr:`block_of`)
+    place: Mapping[str, int] = field(default_factory=lambda: MappingProxyType({}),
+                                     compare=False, repr=False)
+    #: ``(container, start, stop)`` of each run of consecutive nodes (program places) in
+    #: one container: what the writer walks instead of every node
+    node_runs: tuple[tuple[str, int, int], ...] = field(default=(), compare=False,
+                                                        repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -473,7 +480,16 @@ class _Planner:
             edges=drawing.firsts,
             position=_frozen(drawing.position),
             block_of=_frozen(self._block_of),
-            folded=frozenset(self._folded_nodes))
+            folded=frozenset(self._folded_nodes),
+            place=_frozen(self._pos),
+            node_runs=tuple(self._node_runs()))
+
+    def _node_runs(self):
+        """:attr:`DrawPlan.node_runs`, from the runs the planner grouped."""
+        start = 0
+        for block, nodes in self._runs_of_nodes:
+            yield block, start, start + len(nodes)
+            start += len(nodes)
 
     # -- which calls are boxes ---------------------------------------------------
     def _chain(self, block: str) -> list[str]:
