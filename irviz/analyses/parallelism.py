@@ -102,6 +102,13 @@ def is_critical(data: dict) -> bool:
     return bool(data.get(CRITICAL))
 
 
+def critical_nodes(G: nx.DiGraph) -> list[str]:
+    """The nodes :func:`is_critical` marks, in program order: one pass over networkx's own
+    node dict (a call a node, through its view or :func:`is_critical`, costs more than
+    the pass)."""
+    return [node for node, data in G._node.items() if data.get(CRITICAL)]
+
+
 def task_costs(data: dict) -> TaskCosts | None:
     return data.get(TASK)
 

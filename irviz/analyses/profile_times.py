@@ -28,7 +28,7 @@ from .parallelism import measured_critical_path
 
 __all__ = ["PROFILE", "COVERAGE", "UNMATCHED", "TASK_TIME", "MEASURED_CRITICAL",
            "MEASURED_SPAN", "MEMORY", "RUN_US", "annotate_profile", "profile_of", "task_time_of",
-           "is_measured_critical"]
+           "is_measured_critical", "measured_critical_nodes"]
 
 PROFILE = "irviz.profile"
 COVERAGE = "irviz.profile_coverage"
@@ -67,6 +67,12 @@ def task_time_of(data: dict) -> dict | None:
 
 def is_measured_critical(data: dict) -> bool:
     return bool(data.get(MEASURED_CRITICAL))
+
+
+def measured_critical_nodes(G: nx.DiGraph) -> list[str]:
+    """The nodes :func:`is_measured_critical` marks, in program order (one pass, as
+    :func:`~irviz.analyses.parallelism.critical_nodes`)."""
+    return [node for node, data in G._node.items() if data.get(MEASURED_CRITICAL)]
 
 
 def _op_line(data: dict) -> tuple | None:

@@ -28,8 +28,8 @@ import networkx as nx
 
 from ..analyses.fork_wait import WAITS, overlapping, waits
 from ..analyses.graph_match import DIFF, diff_status
-from ..analyses.parallelism import CRITICAL as CRITICAL_KEY, is_critical
-from ..analyses.profile_times import MEASURED_CRITICAL, MEASURED_SPAN, is_measured_critical
+from ..analyses.parallelism import critical_nodes, is_critical
+from ..analyses.profile_times import MEASURED_SPAN, is_measured_critical, measured_critical_nodes
 from ..perf import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels, is_alarm, tooltip
@@ -67,8 +67,8 @@ class _DotWriter:
         #: with a profile, the critical path by measured times replaces the estimated one
         measured = G.graph.get(MEASURED_SPAN) is not None
         self.critical = is_measured_critical if measured else is_critical
-        #: the node attribute ``critical`` reads (a pass over every node reads it inline)
-        self.critical_key = MEASURED_CRITICAL if measured else CRITICAL_KEY
+        #: the nodes ``critical`` marks, in one pass (a box's or roll's are looked up)
+        self.critical_nodes = measured_critical_nodes if measured else critical_nodes
         self.blocks: dict[str, dict] = G.graph["blocks"]
         self.lines: list[str] = []
         self._control_edges: list[tuple[str, str]] = []
@@ -120,9 +120,7 @@ class _DotWriter:
         holding one, found in one pass over the nodes (a roll holds nearly all of them)."""
         if self._critical_drawn is None:
             rep = self.plan.representative
-            key = self.critical_key   # networkx's own dict: its view costs a step a node
-            self._critical_drawn = {rep[n] for n, data in self.G._node.items()
-                                    if data.get(key)}
+            self._critical_drawn = {rep[n] for n in self.critical_nodes(self.G)}
         return drawn in self._critical_drawn
 
     def _highlight(self, attrs: dict, classes: list[str], drawn: str, critical: bool,

@@ -18,7 +18,7 @@ import networkx as nx
 from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.memory import BYTES
-from ..analyses.parallelism import CRITICAL
+from ..analyses.parallelism import critical_nodes
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
 from ..ir.source import short_location, source_line
@@ -612,9 +612,7 @@ class Labels:
         if self.plan.boxes:
             has.add("module")
         drawn, nodes = self.plan.representative, self.G.nodes
-        critical = [node for node, data in self.G._node.items()
-                    if data.get(CRITICAL)]   # is_critical, without a call a node
-        if any(drawn.get(node) is not None for node in critical):
+        if any(drawn.get(node) is not None for node in critical_nodes(self.G)):
             has.add("critical")
         for r in self.plan.position:   # the drawn ids: the nodes drawn as themselves
             if drawn.get(r) == r:
