@@ -280,6 +280,8 @@ def _refuse_scripted(nodes: list, kinds: list[str]) -> None:
     for kind in present & _SCRIPTED_KINDS:
         raise Unsupported(kind)
     asked = {kind for kind in present if kind.startswith("prim::") and kind not in _BLOCKLESS}
+    if not asked:   # most traces: no node to ask (a loop over every node for nothing)
+        return
     for node, kind in zip(nodes, kinds):
         if kind in asked and any(True for _ in node.blocks()):
             raise Unsupported(f"{kind} with blocks")
