@@ -14,7 +14,9 @@ size's run (``VmHWM``, reset before it through ``/proc/self/clear_refs``: it sta
 from the current RSS, so a later round carries what earlier runs left allocated). The
 ratios are per round: render / bare trace of the same model in the same round. Prints two
 markdown tables, wall and CPU time of this process (less sensitive to other jobs on a
-shared machine); ``--json`` writes the raw figures.
+shared machine), then the goals checked on the CPU-time medians of the rounds (render <= 2x
+the bare trace at the largest size, each stage's per-node cost there <= 1.2x that at the
+smallest, peak <= 2 GB); ``--json`` writes the raw figures.
 
 torch runs on one thread (``--threads``): on a shared 2-CPU machine its two-thread pool
 makes every parallelised op (layer_norm, gelu) wait milliseconds for a busy CPU (50
@@ -29,6 +31,7 @@ import json
 import sys
 import time
 from pathlib import Path
+from statistics import median
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -156,6 +159,8 @@ def main(argv: list[str] | None = None) -> int:
     print(table(runs))
     print("\nCPU time of this process:\n")
     print(table(runs, cpu=True))
+    print("\nThe goals, on the CPU-time medians of the rounds:\n")
+    print(goals(runs))
     if args.json:
         Path(args.json).write_text(json.dumps(runs, indent=1))
     return 0
@@ -178,6 +183,48 @@ def table(runs: dict[int, list[dict]], cpu: bool = False) -> str:
                         + f" | {total:.2f} s | {total / bare:.2f}x | "
                         f"{run['peak_kb'] / 1024:.0f} MB |")
     return "\n".join(rows)
+
+
+#: issue 32's goals: render / bare trace at the largest size, each stage's per-node cost at
+#: the largest size over that at the smallest, peak RSS
+MAX_RATIO, MAX_GROWTH, MAX_PEAK_MB = 2.0, 1.2, 2048
+
+
+def goals(runs: dict[int, list[dict]]) -> str:
+    """Each size's median µs/IR node of the bare trace and of each stage (CPU time: single
+    rounds on a shared machine move by tens of percent), each stage's growth from the
+    smallest size to the largest, and whether the goals are met."""
+    def per_node(run: dict, stage: str | None) -> float:
+        value = run["bare_cpu"] if stage is None else run["cpu"].get(stage, 0.0)
+        return value / run["ir_nodes"] * 1e6
+
+    shown = [s for s in STAGES if s != "layout"]   # a picture of a few nodes: no per-node cost
+    sizes = list(runs)
+    medians = {n: {s: median(per_node(r, s) for r in runs[n]) for s in [None, *shown]}
+               for n in sizes}
+    ratios = {n: median(sum(r["cpu"].values()) / r["bare_cpu"] for r in runs[n]) for n in sizes}
+    head = "| blocks | bare trace | " + " | ".join(shown) + " | render / bare | peak RSS |"
+    rows = [head, "|" + "---|" * (head.count("|") - 1)]
+    for n in sizes:
+        rows.append(f"| {n} | " + " | ".join(f"{medians[n][s]:.1f} µs" for s in [None, *shown])
+                    + f" | {ratios[n]:.2f}x | {max(r['peak_kb'] for r in runs[n]) / 1024:.0f} MB |")
+    said = "\n".join(rows)
+    largest = max(sizes)
+    verdicts = [f"render / bare at {largest} blocks: {ratios[largest]:.2f}x "
+                f"({'met' if ratios[largest] <= MAX_RATIO else 'NOT met'}: <= {MAX_RATIO}x)"]
+    if len(sizes) > 1:
+        smallest = min(sizes)
+        for s in [None, *shown]:
+            growth = medians[largest][s] / medians[smallest][s]
+            verdicts.append(f"{s or 'bare trace'}: {growth:.2f}x the per-node cost at "
+                            f"{smallest} blocks"
+                            + ("" if s is None else
+                               f" ({'met' if growth <= MAX_GROWTH else 'NOT met'}: "
+                               f"<= {MAX_GROWTH}x)"))
+    peak = max(r["peak_kb"] for rs in runs.values() for r in rs) / 1024
+    verdicts.append(f"peak RSS {peak:.0f} MB ({'met' if peak <= MAX_PEAK_MB else 'NOT met'}: "
+                    f"<= {MAX_PEAK_MB} MB)")
+    return said + "\n\n" + "\n".join(f"- {v}" for v in verdicts)
 
 
 if __name__ == "__main__":
