@@ -407,10 +407,10 @@ class _Planner:
         self._folded_at: dict[str, list[int]] = {}
         #: the collapsed containers last asked about, and IR node -> drawn id without rolls
         self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
-        #: every edge's u, v, whether u feeds more than one node and the program places
-        #: of u and v (five lists, in ``G.edges()`` order: :meth:`_edges_of` maps them in C)
-        self._edges: tuple[list[str], list[str], list[bool], list[int], list[int]] \
-            | None = None
+        #: each node's out-degree, and every edge's program places of u and v (in
+        #: ``G.edges()`` order: :meth:`_edges_of` maps them in C; the few edges drawn get
+        #: their names back from the places)
+        self._edges: tuple[list[int], list[int], list[int]] | None = None
         #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
         #: budget search asks about a picture more than once, and :meth:`plan` draws one
         self._judged: dict[tuple[int, int], _Drawing] = {}
@@ -777,14 +777,13 @@ class _Planner:
             return drawing
         rep, position = drawing.rep, drawing.position
         if self._edges is None:   # a node's out-edges at a time, in C
-            adj, pos = self.G._adj, self._pos
+            # networkx keeps _adj in the order of _node (program order): u's place is its index
+            adj = self.G._adj
             outs = list(map(len, adj.values()))
-            us = list(chained.from_iterable(map(repeat, adj, outs)))
-            vs = list(chained.from_iterable(adj.values()))
-            self._edges = (us, vs,
-                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))),
-                           list(map(pos.__getitem__, us)), list(map(pos.__getitem__, vs)))
-        us, vs, fans_out, at_u, at_v = self._edges
+            self._edges = (outs, list(chained.from_iterable(map(repeat, range(len(outs)), outs))),
+                           list(map(self._pos.__getitem__, chained.from_iterable(adj.values()))))
+        outs, at_u, at_v = self._edges
+        order = self._order
         # program place -> its drawn id's place (rep is keyed in program order): the edges'
         # ends looked up in a list, and pairs of small ints hashed, not of names
         drawn_at = list(map(position.get, rep.values()))
@@ -797,8 +796,9 @@ class _Planner:
             if pu is None or pv is None or pu == pv:
                 continue
             span = pv - pu   # < 0: a loop's back edge, never a ghost
-            pairs[(rep[us[i]], rep[vs[i]])] = -span if fans_out[i] and span > 0 else abs(span)
-            firsts.append((us[i], vs[i]))
+            u, v = order[at_u[i]], order[at_v[i]]
+            pairs[(rep[u], rep[v])] = -span if outs[at_u[i]] > 1 and span > 0 else abs(span)
+            firsts.append((u, v))
         drawing.pairs, drawing.firsts = pairs, tuple(firsts)
         return drawing
 
