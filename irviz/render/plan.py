@@ -444,10 +444,10 @@ class _Planner:
             if r is not None and r.startswith(("box:", "roll:")):
                 members.setdefault(r, []).extend(map(first, run))
         skipped = self._empty_library_boxes(members, collapsed)
-        for box in skipped:
-            for node in members.pop(box, ()):
-                rep[node] = None
-        if skipped:
+        # the boxes a roll swallowed are skipped too (no members): the picture is the same
+        left_out = [members.pop(box) for box in skipped if box in members]
+        rep.update((node, None) for node in chained.from_iterable(left_out))
+        if left_out:
             drawing = _Drawing(collapsed, rolled, rep)
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
         layout = self._layout(drawing, final=True)
