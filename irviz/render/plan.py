@@ -878,13 +878,12 @@ class _Planner:
         for cid in inside:  # calls that ran no operation have no place: never rolled
             siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
 
-        folded = self._folded_nodes   # call -> its unfolded nodes at any depth, in C
-        ops_in = {cid: len(nodes) - len(folded.intersection(nodes))
-                  for cid, nodes in inside.items()}
+        folded = self._folded_nodes
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = ops_in.get(cid, 0)
+            nodes = inside[cid]   # its unfolded nodes at any depth, in C: asked of the
+            ops = len(nodes) - len(folded.intersection(nodes))   # calls with 3+ siblings
             # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     call_method(G, info), ops)
