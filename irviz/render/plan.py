@@ -405,11 +405,15 @@ class _Planner:
             | None = None
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        # networkx's own dict: its views cost a generator step a node
-        self._block_of: dict[str, str] = {node: data.get("block")
-                                          for node, data in G._node.items()}
-        self._folded_nodes: set[str] = {node for node, data in G._node.items()
-                                        if is_folded(data, options.show_checks)}
+        # networkx's own dict: its views cost a generator step a node; one pass, each
+        # node's dict fetched once (two comprehensions: 0.76 us a node at 100k, 0.60)
+        self._block_of: dict[str, str] = {}
+        self._folded_nodes: set[str] = set()
+        block_of, fold, show_checks = self._block_of, self._folded_nodes.add, options.show_checks
+        for node, data in G._node.items():
+            block_of[node] = data.get("block")
+            if is_folded(data, show_checks):
+                fold(node)
         #: container -> its own nodes
         self._by_block: dict[str, list[str]] = {}
         first, folded = itemgetter(0), self._folded_nodes
