@@ -217,6 +217,9 @@ class DrawPlan:
     #: one container: what the writer walks instead of every node
     node_runs: tuple[tuple[str, int, int], ...] = field(default=(), compare=False,
                                                         repr=False)
+    #: program place -> the drawn id standing for its node (:attr:`representative` by
+    #: place): the writer slices it by :attr:`node_runs` instead of a lookup a node
+    drawn_at: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -505,7 +508,8 @@ class _Planner:
             block_of=_frozen(self._block_of),
             folded=frozenset(self._folded_nodes),
             place=_frozen(self._pos),
-            node_runs=tuple(self._node_runs()))
+            node_runs=tuple(self._node_runs()),
+            drawn_at=tuple(drawing.rep))
 
     def _node_runs(self):
         """:attr:`DrawPlan.node_runs`, from the runs the planner grouped."""
