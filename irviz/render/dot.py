@@ -273,11 +273,11 @@ class _DotWriter:
         """The first drawn node (or box) inside container ``cid``, at any depth."""
         if self._first_in is None:
             self._first_in = {}
-            rep, order = self.plan.representative, self._order()
+            drawn_at = self.plan.drawn_at
             for block, i, j in self.plan.node_runs:
                 if block in self._first_in:   # and so is every container around it
                     continue
-                drawn = next(filter(None, map(rep.__getitem__, order[i:j])), None)
+                drawn = next(filter(None, drawn_at[i:j]), None)
                 if drawn is None:
                     continue
                 while block is not None and block not in self._first_in:
@@ -369,7 +369,7 @@ class _DotWriter:
         ``raise``, an ``if`` on an attribute, a node fed only by a ghost copy of a far
         producer) below what ran before it in its module or block. Without one dot puts such a node on the top rank and its
         cluster stretches over the whole picture's height."""
-        G, rep = self.G, self.plan.representative
+        G = self.G
         last: dict[str, str] = {}  # container -> the last drawn item inside it so far
         anchored: set[str] = set(G.graph.get("inputs", ()))  # inputs share the top rank
         # placeholders of calls that recorded no node at all: placed by where the call was
@@ -378,15 +378,15 @@ class _DotWriter:
             if placeholder not in self._placed_by_nodes():
                 nodeless.setdefault(self.blocks[cid].get("at", 0), []).append(
                     (placeholder, self.blocks[cid]["parent"]))
-        block_of = self.plan.block_of
+        block_of, drawn_at = self.plan.block_of, self.plan.drawn_at
         if self._placeholders:
             items = []
-            for i, (node, block) in enumerate(block_of.items()):  # program order
-                items.extend(nodeless.pop(i, ()))
-                items.append((rep[node] or self._placeholder_of(block), block))
+            for i, (drawn, block) in enumerate(zip(drawn_at, block_of.values())):
+                items.extend(nodeless.pop(i, ()))   # program order
+                items.append((drawn or self._placeholder_of(block), block))
             items.extend(item for rest in nodeless.values() for item in rest)
         else:   # each node's drawn id and container, in C
-            items = zip(map(rep.__getitem__, block_of), block_of.values())
+            items = zip(drawn_at, block_of.values())
         stretch: set[str] = set()   # the containers whose last is ``drawn`` since it began
         previous = None
         for (drawn, block), _ in groupby(items):   # a node like the one before adds nothing
@@ -438,12 +438,12 @@ class _DotWriter:
         first: dict[str, str] = {}
         last: dict[str, str] = {}
         span: dict[str, list[int]] = {}  # open call -> [first, last] program position inside
-        order, position = self._order(), self.plan.place
+        order, position, drawn_at = self._order(), self.plan.place, self.plan.drawn_at
         for block, i, j in self.plan.node_runs:
             calls = chain(block)
             if not calls:
                 continue
-            drawn = [r for r in map(rep.__getitem__, order[i:j]) if r is not None]
+            drawn = [r for r in drawn_at[i:j] if r is not None]
             for cid in calls:
                 span.setdefault(cid, [i, j - 1])[1] = j - 1
                 if drawn:

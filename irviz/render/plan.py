@@ -18,7 +18,7 @@ import os
 import sys
 from bisect import bisect_left
 from dataclasses import dataclass, field
-from itertools import chain as chained, filterfalse, groupby, repeat
+from itertools import chain as chained, groupby, repeat
 from operator import itemgetter
 from types import MappingProxyType
 from typing import Mapping, NamedTuple
@@ -217,6 +217,9 @@ class DrawPlan:
     #: one container: what the writer walks instead of every node
     node_runs: tuple[tuple[str, int, int], ...] = field(default=(), compare=False,
                                                         repr=False)
+    #: program place -> the drawn id standing for its node (:attr:`representative` by
+    #: place): the writer slices it by :attr:`node_runs` instead of a lookup a node
+    drawn_at: tuple[str | None, ...] = field(default=(), compare=False, repr=False)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -339,15 +342,32 @@ def nodes_by_call(G: nx.DiGraph, runs: list[tuple[str, list[str]]] | None = None
     return out
 
 
+class _Rolled:
+    """The IR nodes a picture rolls into roll nodes, by program place: a roll is a slice
+    set in C, not a dict entry a node (mlp_stack(5882)'s one roll is 99,960 nodes)."""
+
+    def __init__(self, size: int):
+        #: program place -> its roll node (None: not rolled)
+        self.at: list[str | None] = [None] * size
+        #: the ``(start, stop)`` places of each roll, and the places inside them left out
+        #: of it (the parent's folded nodes), in the order they were rolled
+        self.spans: list[tuple[int, int]] = []
+        self.kept: list[int] = []
+
+    def copy(self) -> _Rolled:
+        out = _Rolled(0)
+        out.at, out.spans, out.kept = self.at.copy(), self.spans.copy(), self.kept.copy()
+        return out
+
+
 class _Drawing:
-    """One picture the planner judged: its collapsed containers and rolled nodes, IR node
-    -> drawn id, and drawn id -> its place in program order (how many it draws); its
+    """One picture the planner judged: its collapsed containers and rolled nodes, program
+    place -> drawn id, and drawn id -> its place in program order (how many it draws); its
     edges when asked (:meth:`_Planner._edges_of`)."""
 
-    def __init__(self, collapsed: dict[str, str], rolled: dict[str, str],
-                 rep: dict[str, str | None]):
+    def __init__(self, collapsed: dict[str, str], rolled: _Rolled, rep: list[str | None]):
         self.collapsed, self.rolled, self.rep = collapsed, rolled, rep
-        drawn = dict.fromkeys(rep.values())   # in program order (rep's)
+        drawn = dict.fromkeys(rep)   # in program order
         drawn.pop(None, None)
         self.position = {r: i for i, r in enumerate(drawn)}
         #: (drawn u, drawn v) -> the ranks the edge spans (negative: its source may be
@@ -388,29 +408,35 @@ class _Planner:
             | None = None
         # read once per node: the budget search asks every candidate picture about every
         # node (17 candidates for the scripted detector's 11,289 nodes)
-        # networkx's own dict: its views cost a generator step a node
-        self._block_of: dict[str, str] = {node: data.get("block")
-                                          for node, data in G._node.items()}
-        self._folded_nodes: set[str] = {node for node, data in G._node.items()
-                                        if is_folded(data, options.show_checks)}
-        #: container -> its own nodes and the ones of them drawn when it is open
-        self._by_block: dict[str, tuple[list[str], list[str]]] = {}
-        first, folded = itemgetter(0), self._folded_nodes.__contains__
+        # networkx's own dict: its views cost a generator step a node; one pass, each
+        # node's dict fetched once (at 100k: 0.60 us a node, two comprehensions 0.76)
+        self._block_of: dict[str, str] = {}
+        self._folded_nodes: set[str] = set()
+        block_of, fold, show_checks = self._block_of, self._folded_nodes.add, options.show_checks
+        for node, data in G._node.items():
+            block_of[node] = data.get("block")
+            if is_folded(data, show_checks):
+                fold(node)
+        #: container -> its own nodes
+        self._by_block: dict[str, list[str]] = {}
+        first, folded = itemgetter(0), self._folded_nodes
         #: (container, a run of consecutive nodes of it), program order (:func:`nodes_by_call`)
         self._runs_of_nodes = [(block, list(map(first, run))) for block, run in
                                groupby(self._block_of.items(), key=itemgetter(1))]
         for block, added in self._runs_of_nodes:
-            nodes, unfolded = self._by_block.setdefault(block, ([], []))
-            nodes.extend(added)
-            unfolded.extend(filterfalse(folded, added))
+            self._by_block.setdefault(block, []).extend(added)
+        #: program place -> the node, None when folded: what an open container draws
+        self._drawable: list[str | None] = [None if node in folded else node
+                                            for node in self._order]
         #: container -> the program positions of its own folded nodes (:meth:`_roll`)
         self._folded_at: dict[str, list[int]] = {}
-        #: the collapsed containers last asked about, and IR node -> drawn id without rolls
-        self._unrolled: tuple[dict[str, str], dict[str, str | None]] | None = None
-        #: every edge's u, v, whether u feeds more than one node and the program places
-        #: of u and v (five lists, in ``G.edges()`` order: :meth:`_edges_of` maps them in C)
-        self._edges: tuple[list[str], list[str], list[bool], list[int], list[int]] \
-            | None = None
+        #: the collapsed containers last asked about, and program place -> drawn id
+        #: without rolls
+        self._unrolled: tuple[dict[str, str], list[str | None]] | None = None
+        #: each node's out-degree, and every edge's program places of u and v (in
+        #: ``G.edges()`` order: :meth:`_edges_of` maps them in C; the few edges drawn get
+        #: their names back from the places)
+        self._edges: tuple[list[int], list[int], list[int]] | None = None
         #: (id(collapsed), id(rolled)) -> the picture judged (:meth:`_drawing`): the
         #: budget search asks about a picture more than once, and :meth:`plan` draws one
         self._judged: dict[tuple[int, int], _Drawing] = {}
@@ -436,19 +462,19 @@ class _Planner:
     def plan(self) -> DrawPlan:
         collapsed, rolled, rolls, loops = self._choose_collapse()
         drawing = self._drawing(collapsed, rolled)
-        rep = drawing.rep
-        self._judged.clear()   # rep is changed below: never judged again
+        rep = dict(zip(self._order, drawing.rep))   # for the picture drawn only
+        self._judged.clear()
         members: dict[str, list[str]] = {}   # "box:cid" / "roll:cid" -> its nodes, in order
         first = itemgetter(0)
         for r, run in groupby(rep.items(), key=itemgetter(1)):   # a roll: one long run
             if r is not None and r.startswith(("box:", "roll:")):
                 members.setdefault(r, []).extend(map(first, run))
         skipped = self._empty_library_boxes(members, collapsed)
-        for box in skipped:
-            for node in members.pop(box, ()):
-                rep[node] = None
-        if skipped:
-            drawing = _Drawing(collapsed, rolled, rep)
+        # the boxes a roll swallowed are skipped too (no members): the picture is the same
+        left_out = [members.pop(box) for box in skipped if box in members]
+        rep.update((node, None) for node in chained.from_iterable(left_out))
+        if left_out:
+            drawing = _Drawing(collapsed, rolled, list(rep.values()))
         contents, boxes = self._contents(collapsed, rep, rolls, skipped, loops)
         layout = self._layout(drawing, final=True)
         if layout.graph_attrs:
@@ -482,7 +508,8 @@ class _Planner:
             block_of=_frozen(self._block_of),
             folded=frozenset(self._folded_nodes),
             place=_frozen(self._pos),
-            node_runs=tuple(self._node_runs()))
+            node_runs=tuple(self._node_runs()),
+            drawn_at=tuple(drawing.rep))
 
     def _node_runs(self):
         """:attr:`DrawPlan.node_runs`, from the runs the planner grouped."""
@@ -555,7 +582,7 @@ class _Planner:
                              info["depth"] if call else None))
         return tree
 
-    def _drawn_count(self, collapsed: dict[str, str], rolled: dict[str, str]) -> int:
+    def _drawn_count(self, collapsed: dict[str, str], rolled: _Rolled) -> int:
         """The drawn ids: roll nodes, boxes, and the unfolded nodes of open containers."""
         return len(self._drawing(collapsed, rolled).position)
 
@@ -591,12 +618,12 @@ class _Planner:
                 keep.add(cid)
         return keep
 
-    def _choose_collapse(self) -> tuple[dict[str, str], dict[str, str],
+    def _choose_collapse(self) -> tuple[dict[str, str], _Rolled,
                                         dict[str, list[str]], dict[str, dict]]:
         """Apply --depth/--focus; then fit the drawn-node budget and the layout budget (the
-        layout size, edges counted: :meth:`_layout`). Returns the collapsed containers, IR
-        node -> roll node, roll node -> the run's calls, and roll node -> the unrolled loop
-        it rolls up.
+        layout size, edges counted: :meth:`_layout`). Returns the collapsed containers, the
+        rolled nodes (:class:`_Rolled`), roll node -> the run's calls, and roll node -> the
+        unrolled loop it rolls up.
 
         Over the budget, the depth levels are tried from the deepest up: the calls deeper
         than the level collapsed into boxes and, when that alone still draws too many
@@ -619,7 +646,7 @@ class _Planner:
         collapsed = self._collapsed_containers(self.opt.depth, focus)
         budget = self.opt.max_nodes
         if not budget:
-            return collapsed, {}, {}, {}
+            return collapsed, _Rolled(len(self._order)), {}, {}
         rolled, loops = self._roll_long_loops(collapsed)
         drawn = self._drawn_count(collapsed, rolled)
         first = self._layout_of(collapsed, rolled) if drawn <= budget else None
@@ -630,7 +657,7 @@ class _Planner:
             return collapsed, rolled, {}, loops
         over_layout = [first] if first is not None else []  # fit the node budget only
 
-        def fits(candidate: dict[str, str], rolled: dict[str, str], count: int) -> bool:
+        def fits(candidate: dict[str, str], rolled: _Rolled, count: int) -> bool:
             """Within the node budget and the layout budget (edges counted)."""
             if count > budget:
                 return False
@@ -750,7 +777,7 @@ class _Planner:
                 + "; --max-nodes 0 draws all)")
 
     # -- the layout budget -------------------------------------------------------
-    def _drawing(self, collapsed: dict[str, str], rolled: dict[str, str]) -> _Drawing:
+    def _drawing(self, collapsed: dict[str, str], rolled: _Rolled) -> _Drawing:
         """The picture ``collapsed``/``rolled``, judged once (kept, with the two maps,
         until :meth:`_forget`)."""
         key = (id(collapsed), id(rolled))
@@ -760,13 +787,13 @@ class _Planner:
             drawing = self._judged[key] = _Drawing(collapsed, rolled, rep)
         return drawing
 
-    def _keep_judged(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+    def _keep_judged(self, collapsed: dict[str, str], rolled: _Rolled) -> None:
         """Forget every picture judged but this one (a level of the budget search is
         done: a picture of N nodes each)."""
         kept = self._judged.get((id(collapsed), id(rolled)))
         self._judged = {} if kept is None else {(id(collapsed), id(rolled)): kept}
 
-    def _forget(self, collapsed: dict[str, str], rolled: dict[str, str]) -> None:
+    def _forget(self, collapsed: dict[str, str], rolled: _Rolled) -> None:
         """``rolled`` is about to change: what was judged of it is not true any more."""
         self._judged.pop((id(collapsed), id(rolled)), None)
 
@@ -777,17 +804,16 @@ class _Planner:
             return drawing
         rep, position = drawing.rep, drawing.position
         if self._edges is None:   # a node's out-edges at a time, in C
-            adj, pos = self.G._adj, self._pos
+            # networkx keeps _adj in the order of _node (program order): u's place is its index
+            adj = self.G._adj
             outs = list(map(len, adj.values()))
-            us = list(chained.from_iterable(map(repeat, adj, outs)))
-            vs = list(chained.from_iterable(adj.values()))
-            self._edges = (us, vs,
-                           list(chained.from_iterable(map(repeat, map((1).__lt__, outs), outs))),
-                           list(map(pos.__getitem__, us)), list(map(pos.__getitem__, vs)))
-        us, vs, fans_out, at_u, at_v = self._edges
-        # program place -> its drawn id's place (rep is keyed in program order): the edges'
-        # ends looked up in a list, and pairs of small ints hashed, not of names
-        drawn_at = list(map(position.get, rep.values()))
+            self._edges = (outs, list(chained.from_iterable(map(repeat, range(len(outs)), outs))),
+                           list(map(self._pos.__getitem__, chained.from_iterable(adj.values()))))
+        outs, at_u, at_v = self._edges
+        order = self._order
+        # program place -> its drawn id's place: the edges' ends looked up in a list, and
+        # pairs of small ints hashed, not of names
+        drawn_at = list(map(position.get, rep))
         ends = list(zip(map(drawn_at.__getitem__, at_u), map(drawn_at.__getitem__, at_v)))
         # each pair of drawn ends -> its first edge: a pass in C, then the few pairs
         first = dict(zip(reversed(ends), range(len(ends) - 1, -1, -1)))
@@ -797,8 +823,9 @@ class _Planner:
             if pu is None or pv is None or pu == pv:
                 continue
             span = pv - pu   # < 0: a loop's back edge, never a ghost
-            pairs[(rep[us[i]], rep[vs[i]])] = -span if fans_out[i] and span > 0 else abs(span)
-            firsts.append((us[i], vs[i]))
+            pairs[(rep[at_u[i]], rep[at_v[i]])] = \
+                -span if outs[at_u[i]] > 1 and span > 0 else abs(span)
+            firsts.append((order[at_u[i]], order[at_v[i]]))
         drawing.pairs, drawing.firsts = pairs, tuple(firsts)
         return drawing
 
@@ -840,7 +867,7 @@ class _Planner:
                 size += abs(span) or 1
         return size + len(ghosts)
 
-    def _layout_of(self, collapsed: dict[str, str], rolled: dict[str, str]) -> Layout:
+    def _layout_of(self, collapsed: dict[str, str], rolled: _Rolled) -> Layout:
         return self._layout(self._drawing(collapsed, rolled))
 
     def _dense_note(self, layout: Layout) -> str:
@@ -878,13 +905,12 @@ class _Planner:
         for cid in inside:  # calls that ran no operation have no place: never rolled
             siblings.setdefault(self.blocks[cid]["parent"], []).append(cid)
 
-        folded = self._folded_nodes   # call -> its unfolded nodes at any depth, in C
-        ops_in = {cid: len(nodes) - len(folded.intersection(nodes))
-                  for cid, nodes in inside.items()}
+        folded = self._folded_nodes
 
         def signature(cid: str) -> tuple:
             info = self.blocks[cid]
-            ops = ops_in.get(cid, 0)
+            nodes = inside[cid]   # its unfolded nodes at any depth, in C: asked of the
+            ops = len(nodes) - len(folded.intersection(nodes))   # calls with 3+ siblings
             # a trace's forward1, forward2: the same method (call_method)
             return (info["kind"], info.get("qualified_type") or info["label"],
                     call_method(G, info), ops)
@@ -937,16 +963,17 @@ class _Planner:
         """Roll up the middle iterations of every long unrolled loop of small iterations
         in an open container (:data:`LONG_LOOP`, :data:`LONG_LOOP_BODY`), budget or not
         (a run of calls in the same stretch is then not rolled: its calls are inside).
-        A loop around the focused call is not rolled. Returns IR node -> roll node and
-        roll node -> the loop's record."""
-        rolled: dict[str, str] = {}
+        A loop around the focused call is not rolled. Returns the rolled nodes
+        (:class:`_Rolled`) and roll node -> the loop's record."""
+        rolled = _Rolled(len(self._order))
         loops: dict[str, dict] = {}
         inside = self._call_nodes()
         focused = [self._pos[inside[cid][0]] for cid in self._focused_calls() if inside.get(cid)]
         for loop in unrolled_runs(self.G):   # before any run of calls it overlaps
             iterations, parent = loop["iterations"], loop["block"]
             if (len(iterations) < LONG_LOOP or parent in collapsed
-                    or not loop.get("same_calls", True) or iterations[1][0] in rolled
+                    or not loop.get("same_calls", True)
+                    or rolled.at[self._pos[iterations[1][0]]] is not None
                     or any(self._pos[iterations[1][0]] <= at <= self._pos[iterations[-2][1]]
                            for at in focused)):
                 continue
@@ -966,30 +993,26 @@ class _Planner:
             loops[rid] = loop
         return rolled, loops
 
-    def _roll(self, rolled: dict[str, str], start: str, end: str, parent: str,
-              rid: str) -> None:
+    def _roll(self, rolled: _Rolled, start: str, end: str, parent: str, rid: str) -> None:
         """Every node from ``start`` to ``end`` (program order) -> ``rid``, but the folded
         nodes of ``parent`` (the rolled calls' container: they stay with their consumers,
         as they were). Marked in C, the few folded nodes of ``parent`` put back."""
         lo, hi = self._pos[start], self._pos[end] + 1
         at = self._folded_at.get(parent)
         if at is None:   # program positions of parent's own folded nodes
-            nodes = self._by_block.get(parent, ((), ()))[0]
-            at = self._folded_at[parent] = [self._pos[n] for n in nodes
+            at = self._folded_at[parent] = [self._pos[n] for n in self._by_block.get(parent, ())
                                             if n in self._folded_nodes]
-        kept = [self._order[p] for p in at[bisect_left(at, lo):bisect_left(at, hi)]]
-        before = {n: rolled[n] for n in kept if n in rolled}
-        rolled.update(dict.fromkeys(self._order[lo:hi], rid))
-        for node in kept:
-            if node in before:
-                rolled[node] = before[node]
-            else:
-                del rolled[node]
+        kept = at[bisect_left(at, lo):bisect_left(at, hi)]
+        before = list(map(rolled.at.__getitem__, kept))
+        rolled.at[lo:hi] = [rid] * (hi - lo)
+        for place, was in zip(kept, before):
+            rolled.at[place] = was
+        rolled.spans.append((lo, hi))
+        rolled.kept.extend(kept)
 
-    def _roll_up(self, collapsed: dict[str, str], count: int, fits,
-                 rolled: dict[str, str] | None = None,
+    def _roll_up(self, collapsed: dict[str, str], count: int, fits, rolled: _Rolled,
                  rolls: dict[str, list[str] | dict] | None = None
-                 ) -> tuple[dict[str, str], dict[str, list[str] | dict], int]:
+                 ) -> tuple[_Rolled, dict[str, list[str] | dict], int]:
         """Roll up runs whose container is drawn open - runs of repeated calls
         (:meth:`_runs`) and loops a trace unrolled (:mod:`~irviz.analyses.unrolled_loops`)
         - longest first, runs of the same length together (ten stages of 100 blocks look
@@ -1000,7 +1023,7 @@ class _Planner:
 
         ``rolled`` and ``rolls``: what is rolled already (long loops), kept.
 
-        Returns IR node -> roll node, roll node -> the run's calls (or the loop's record),
+        Returns the rolled nodes, roll node -> the run's calls (or the loop's record),
         and the drawn count.
         """
         inside = self._call_nodes()
@@ -1015,7 +1038,7 @@ class _Planner:
         # program order, then longest first (stable: program order among equal lengths)
         candidates.sort(key=lambda c: self._pos[c[1]])
         candidates.sort(key=lambda c: -c[0])
-        rolled = dict(rolled or {})
+        rolled = rolled.copy()
         rolls = dict(rolls or {})
         i = 0
         while i < len(candidates) and not fits(collapsed, rolled, count):
@@ -1024,31 +1047,31 @@ class _Planner:
             while i < len(candidates) and candidates[i][0] == length:
                 _, start, end, parent, rid, run = candidates[i]
                 i += 1
-                if start in rolled:  # inside a call an outer run already rolled
+                if rolled.at[self._pos[start]] is not None:  # inside a call an outer run
                     continue
                 self._roll(rolled, start, end, parent, rid)  # swallows inner runs rolled
                 rolls[rid] = run
             count = self._drawn_count(collapsed, rolled)
-        live = set(rolled.values())
+        live = set(rolled.at)
         return rolled, {rid: run for rid, run in rolls.items() if rid in live}, count
 
     # -- what stands for each node -----------------------------------------------
     def _representatives(self, collapsed: dict[str, str],
-                         rolled: dict[str, str]) -> dict[str, str | None]:
-        """IR node -> its roll node, else its box, else itself unless folded (None).
-        Filled a container at a time, once per ``collapsed`` (the budget search asks it of
-        every candidate, with and without rolls)."""
+                         rolled: _Rolled) -> list[str | None]:
+        """Program place -> its node's roll node, else its box, else the node itself
+        unless folded (None). Without rolls once per ``collapsed`` (the budget search asks
+        it of every candidate, with and without rolls), in C; the rolls are slices."""
         if self._unrolled is None or self._unrolled[0] is not collapsed:
             boxes = {block: f"box:{box}" for block, box in collapsed.items()}
-            # program order; a node of an open container None until it is its own
-            rep: dict[str, str | None] = dict(zip(self._order, map(
-                boxes.get, self._block_of.values())))
-            for block, (_, unfolded) in self._by_block.items():
-                if block not in boxes:
-                    rep.update(zip(unfolded, unfolded))
-            self._unrolled = (collapsed, rep)
-        rep = self._unrolled[1].copy()
-        rep.update(rolled)
+            self._unrolled = (collapsed, list(map(boxes.get, self._block_of.values(),
+                                                  self._drawable)))
+        base = self._unrolled[1]
+        rep, at = base.copy(), rolled.at
+        for lo, hi in rolled.spans:
+            rep[lo:hi] = at[lo:hi]
+        for place in rolled.kept:   # a folded node of the rolls' parent, not swallowed
+            if at[place] is None:   # by a roll around it
+                rep[place] = base[place]
         return rep
 
     def _empty_library_boxes(self, members: dict[str, list[str]],
@@ -1076,7 +1099,7 @@ class _Planner:
             if info["parent"] is not None:
                 kids[info["parent"]].append(cid)
         own: dict[str, list[str]] = {cid: [] for cid in self.blocks}
-        own.update((block, lists[0]) for block, lists in self._by_block.items())
+        own.update(self._by_block)
         middles = {c for calls in rolls.values() for c in calls[1:-1]}
         inside = self._call_nodes() if loops else {}
         placed: set[str] = set()    # the loop roll nodes drawn so far
