@@ -110,6 +110,23 @@ def test_work_span_and_the_saving_of_a_fork():
     assert "n0" in facts.critical_path and parallelism.is_critical(G.nodes["n0"])
 
 
+def test_the_critical_nodes_listed_are_the_nodes_marked_in_program_order():
+    G = analysed(forked())
+    marked = [n for n, data in G.nodes(data=True) if parallelism.is_critical(data)]
+    assert marked and parallelism.critical_nodes(G) == marked
+    assert parallelism.critical_nodes(G.copy()) == marked   # a copy: read from its nodes
+    H = G.copy()
+    H.nodes[marked[0]][parallelism.CRITICAL] = False
+    assert parallelism.critical_nodes(H) == marked[1:]
+    # no fork: the path is the whole program and nothing is marked
+    plain = Program()
+    plain.op("in0", "prim::Param", shape=[64, 64])
+    plain.op("n0", "aten::mul", "in0", "in0", shape=[64, 64])
+    plain.op("out", "prim::Return", "n0")
+    G = analysed(plain)
+    assert parallelism.facts(G).critical_path and parallelism.critical_nodes(G) == []
+
+
 def test_a_wait_right_after_the_fork_is_named_after_its_rule():
     G = analysed(forked(overlap_work=False))
     codes = [h.code for h in parallelism.hazards(G)]
