@@ -86,12 +86,12 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     """Annotate each value's bytes and the static peak (see the module doc)."""
     # networkx's own node and adjacency dicts: its views cost a call per lookup
     nodes, succ = G._node, G._succ
-    at: dict[str, int] = {}   # program position (the builder adds nodes in program order)
+    at = _Positions(nodes)
     allocated: dict[str, int] = {}   # the nodes that allocate (most do not) -> bytes
     allocates: set[str] = set()
+    by_kind: dict[str, bool] = {}   # whether a kind allocates (a conversion: asked a node)
     unknown = 0
     for i, (node, data) in enumerate(nodes.items()):
-        at[node] = i
         outs = data.get("outputs", [])
         one = None   # the bytes of its one value (a constant's or a list's: no call)
         if len(outs) == 1 and outs[0].get("shape") is not None:
@@ -99,14 +99,27 @@ def annotate_memory(G: nx.DiGraph) -> dict:
             if one:
                 for edata in succ[node].values():   # on each edge
                     edata[BYTES] = one
-        # most nodes are hidden (constants, attributes, lists): no call for them
-        if data.get("hidden") or not _allocates(G, data):
+        if data.get("hidden"):
+            continue   # most nodes (constants, attributes, lists): not even numbered
+        at[node] = i
+        kind = data["kind"]
+        allocates_here = by_kind.get(kind)
+        if allocates_here is None:
+            allocates_here = _allocates(G, data)
+            if kind not in _CONVERSIONS:
+                by_kind[kind] = allocates_here
+        if not allocates_here:
             continue
         allocates.add(node)
-        sizes = [one if len(outs) == 1 else value_bytes(o) for o in outs
-                 if str(o.get("type", "")).startswith("Tensor")]
-        unknown += sizes.count(None)
-        total = sum(b for b in sizes if b)
+        if len(outs) == 1:   # most ops: their one value's bytes are known from above
+            if not str(outs[0].get("type", "")).startswith("Tensor"):
+                continue
+            unknown += one is None
+            total = one
+        else:
+            sizes = [value_bytes(o) for o in outs if str(o.get("type", "")).startswith("Tensor")]
+            unknown += sizes.count(None)
+            total = sum(b for b in sizes if b)
         if total:
             allocated[node] = total
             data[BYTES] = total
@@ -128,6 +141,23 @@ def annotate_memory(G: nx.DiGraph) -> dict:
              "unknown": unknown}
     G.graph[MEMORY] = facts
     return facts
+
+
+class _Positions(dict):
+    """Node -> program position (the builder adds nodes in program order), written for
+    the drawn nodes as the walk passes them: the values and their users are drawn nodes,
+    but for a hidden user (a list of tensors), whose position is asked for first, when
+    every node is numbered (numbering them all costs as much as the rest of the walk)."""
+
+    def __init__(self, nodes: dict):
+        super().__init__()
+        self.nodes = nodes
+
+    def __missing__(self, node: str) -> int:
+        self.update((n, i) for i, n in enumerate(self.nodes))
+        if node not in self:
+            raise KeyError(node)
+        return self.get(node)
 
 
 def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[str, int]:
