@@ -134,8 +134,24 @@ class _Element:
     is_child: bool = False
 
 
+def _may_repeat(seq: list[_Element]) -> bool:
+    """Whether a run with an own node in it could be found in ``seq``: one of its own
+    nodes' (kind, line) keys occurs :data:`MIN_ITERATIONS` times (a run of calls only is
+    left to the picture). Most containers hold a call's few ops, or calls only."""
+    if len(seq) < MIN_ITERATIONS:
+        return False
+    seen: dict[tuple, int] = {}
+    for element in seq:
+        if not element.is_child:
+            count = seen[element.key] = seen.get(element.key, 0) + 1
+            if count >= MIN_ITERATIONS:
+                return True
+    return False
+
+
 def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
-    """Container -> its elements (:class:`_Element`) in program order."""
+    """Container -> its elements (:class:`_Element`) in program order, of the containers
+    where a loop may be found (:func:`_may_repeat`); only their elements are keyed."""
     blocks = G.graph["blocks"]
     elements: dict[str, list[_Element]] = {}
     #: container -> the keys drawn in it, any depth (of the containers with a parent: a
@@ -183,13 +199,14 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
                 where and where.rsplit(":", 1)[0],
                 content.setdefault(tuple(inside.get(cid, ())), len(content)))
 
-    for seq in elements.values():
+    candidates = {block: seq for block, seq in elements.items() if _may_repeat(seq)}
+    for seq in candidates.values():
         for element in seq:
             if element.is_child:
                 element.key = signature(element.tag)
             elif element.owned:
                 element.key = (element.key, *(signature(c) for c in element.owned))
-    return elements
+    return candidates
 
 
 def annotate_unrolled_loops(G: nx.DiGraph) -> None:
@@ -202,8 +219,6 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     program: list[str] = []
     order: dict[str, int] = {}   # numbered when a run is found (most graphs have none)
     for block, seq in _elements(G).items():
-        if len(seq) < MIN_ITERATIONS:
-            continue   # too short to repeat (a module call of one op)
         for start, period, repeats in find_runs([element.key for element in seq]):
             body = seq[start:start + period]
             if all(element.is_child for element in body):
