@@ -149,6 +149,27 @@ def _may_repeat(seq: list[_Element]) -> bool:
     return False
 
 
+def _any_may_repeat(G: nx.DiGraph) -> bool:
+    """Whether :func:`_may_repeat` may hold of some container: one of its own nodes' keys
+    occurs :data:`MIN_ITERATIONS` times. One light pass over the drawn nodes, so that a
+    graph with no such container (a module tree's trace: a call's few ops) builds no
+    elements."""
+    keys: dict[tuple, tuple] = {}   # (kind, source) -> its key, as in _elements
+    seen: dict[tuple, int] = {}   # (container, key) -> how often
+    for data in G._node.values():
+        if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
+            continue
+        where = data["kind"], data.get("user_source")
+        key = keys.get(where)
+        if key is None:
+            key = keys[where] = _key(data)
+        place = data["block"], key
+        count = seen[place] = seen.get(place, 0) + 1
+        if count >= MIN_ITERATIONS:
+            return True
+    return False
+
+
 def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
     """Container -> its elements (:class:`_Element`) in program order, of the containers
     where a loop may be found (:func:`_may_repeat`); only their elements are keyed."""
@@ -214,6 +235,8 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     runs: list[dict] = []
     G.graph[UNROLLED] = runs
     if G.graph.get("mode") not in ("trace", "export"):
+        return
+    if not _any_may_repeat(G):
         return
     blocks = G.graph["blocks"]
     program: list[str] = []
