@@ -20,6 +20,8 @@ the peak by the top-level module that made them; ``unknown``: tensors of unknown
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import accumulate, chain
+from operator import sub
 
 import networkx as nx
 import torch
@@ -124,16 +126,9 @@ def annotate_memory(G: nx.DiGraph) -> dict:
             allocated[node] = total
             data[BYTES] = total
     last = _last_uses(allocated, allocates, succ, at)
-    frees: dict[int, list[str]] = {}
-    for node in allocated:
-        frees.setdefault(last[node], []).append(node)
-    # the replay visits only where something is allocated or freed
-    made = {at[node]: node for node in allocated}
-    events = sorted(made.keys() | frees.keys())
-    peak, peak_at = _replay(events, made, allocated, frees, None)
-    _, peak_live = _replay(events, made, allocated, frees, peak_at)
+    peak, peak_at = _peak(allocated, last, at, len(nodes))
     by_module: dict[str, int] = {}
-    for node, size in (peak_live or {}).items():
+    for node, size in _live_at(allocated, last, at, peak_at).items():
         top = (nodes[node].get("scope") or "").split(".")[0] or "<root>"
         by_module[top] = by_module.get(top, 0) + size
     facts = {"peak_bytes": peak, "peak_at": peak_at,
@@ -191,22 +186,34 @@ def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[st
     return last
 
 
-def _replay(events, made, allocated, frees, stop):
-    """Walk program order (the positions in ``events``; ``made``: the node allocating at
-    a position) allocating and freeing: ``(peak, node at the peak)``, or with ``stop`` the
-    values live just after ``stop`` allocated ``(0, {node: bytes})``."""
-    live: dict[str, int] = {}
-    current = peak = 0
-    peak_at = None
-    for at in events:
-        node = made.get(at)
-        if node is not None:
-            live[node] = allocated[node]
-            current += allocated[node]
-            if node == stop:
-                return 0, live
-            if current > peak:
-                peak, peak_at = current, node
-        for freed in frees.get(at, ()):
-            current -= live.pop(freed, 0)
-    return peak, peak_at
+def _peak(allocated: dict, last: dict, at: dict, n: int) -> tuple[int, str | None]:
+    """Walk program order allocating each value at its position and freeing it after its
+    last use (after what is allocated there): ``(peak bytes, node allocated at the
+    peak)``, the first position it is reached, or ``(0, None)``. The running sums are
+    taken over two position lists in C, not replayed a position at a time in Python."""
+    grow, shrink = [0] * n, [0] * n
+    for node, size in allocated.items():
+        grow[at[node]] = size   # one node a position
+        shrink[last[node]] += size
+    # live after each position's allocation: allocated up to it, less what was freed
+    # before it
+    live = list(map(sub, accumulate(grow), accumulate(chain((0,), shrink))))
+    peak = max(live, default=0)
+    if peak <= 0:
+        return 0, None
+    where = live.index(peak)
+    return peak, next(node for node in allocated if at[node] == where)
+
+
+def _live_at(allocated: dict, last: dict, at: dict, node: str | None) -> dict[str, int]:
+    """The values live just after ``node`` allocated (none for None), in program order."""
+    if node is None:
+        return {}
+    here, live = at[node], {}
+    for value, size in allocated.items():   # in program order
+        where = at[value]
+        if where > here:
+            break
+        if last[value] >= here:
+            live[value] = size
+    return live
