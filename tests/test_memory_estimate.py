@@ -52,3 +52,27 @@ def test_a_view_keeps_its_base_alive_until_the_view_is_last_used():
     [view] = api.visualize(Late(), inputs=(torch.rand(32, 32),))
     # freed at its last direct use (the t()), a would leave a peak of 8 KiB
     assert memory_facts(view.graph)["peak_bytes"] == 3 * 32 * 32 * 4
+
+
+
+def test_a_hidden_user_keeps_a_value_alive_as_a_view_does():
+    # an exported graph hides a size read that feeds only runtime asserts: the walk numbers
+    # the drawn nodes only, and a hidden user's position when a last use asks for it
+    import networkx as nx
+
+    from irviz.analyses.memory import annotate_memory
+
+    def op(kind, hidden=False, tensor=True):
+        out = {"type": "Tensor", "shape": [8], "dtype": "float32"} if tensor \
+            else {"type": "SymInt", "shape": None, "dtype": None}
+        return {"kind": kind, "outputs": [out], "inputs": [], "hidden": hidden, "scope": ""}
+
+    G = nx.DiGraph()
+    G.add_node("x", **op("prim::Param"))
+    G.add_node("a", **op("aten::mul"))                               # 32 bytes
+    G.add_node("size", **op("aten::sym_size", hidden=True, tensor=False))
+    G.add_node("b", **op("aten::mul"))                               # 32 bytes
+    G.add_node("z", **op("aten::add"))                               # 32 bytes
+    G.add_edges_from([("x", "a"), ("a", "size"), ("x", "b"), ("size", "z"), ("b", "z")])
+    # a lives until z, through the size read: a, b and z at z
+    assert annotate_memory(G)["peak_bytes"] == 3 * 32

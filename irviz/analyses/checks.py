@@ -235,8 +235,14 @@ class _Finder:
 def annotate_checks(G: nx.DiGraph) -> None:
     """Write ``irviz.check`` / ``irviz.check_part`` and the graph's ``irviz.checks``
     (after :mod:`.shape_arithmetic`: a badge goes on a node the picture draws)."""
-    if not any(data["kind"] in ("prim::If", "prim::Loop") for data in G._node.values()):
-        G.graph[CHECKS] = {}   # a check is an If or a Loop: a trace of Python has neither
+    # a check is an If or a Loop with its blocks (a trace of Python has neither): asked of
+    # the blocks' owners, not of every node (the containers are fewer, and most, the
+    # calls, have no owner)
+    nodes = G._node
+    owners = {info.get("owner") for info in G.graph["blocks"].values()}
+    if not any(nodes[owner]["kind"] in ("prim::If", "prim::Loop")
+               for owner in owners if owner in nodes):
+        G.graph[CHECKS] = {}
         return
     finder = _Finder(G)
     finder.find()

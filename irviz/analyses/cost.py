@@ -248,6 +248,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
     made: dict[tuple, Cost] = {}   # most ops repeat a few costs: one record each
     numel = _numel_memo()
     nodes, pred = G._node, G._pred   # networkx's own dicts: its views cost a call per lookup
+    names: dict[str, str] = {}   # kind -> op_name(kind): a call a node costs more
     # one pass: each op costed when it is read (most graphs have the shapes: an op that
     # turns out to be costed for nothing is rare and cheap)
     for node, data in nodes.items():
@@ -255,20 +256,29 @@ def annotate_costs(G: nx.DiGraph) -> None:
             data[COST] = _FREE
             continue
         costed.append(data)
+        kind = names.get(data["kind"])
+        if kind is None:
+            kind = names[data["kind"]] = op_name(data["kind"])
         ran = True   # shapes come from a run (or a trace): a tensor op without them did not
-        if data["kind"].startswith("aten::"):
-            tensors = [o for o in data["outputs"] if o["type"] == "Tensor"]
+        if kind.startswith("aten::"):
+            # its tensor outputs have shapes (most ops: one output, read without a loop)
+            outs = data["outputs"]
+            if len(outs) == 1:
+                tensors = outs[0]["type"] == "Tensor"
+                known = tensors and outs[0].get("shape") is not None
+            else:
+                tensors = [o for o in outs if o["type"] == "Tensor"]
+                known = all(o.get("shape") is not None for o in tensors)
             if tensors:
                 ops += 1
-                if all(o.get("shape") is not None for o in tensors):
+                if known:
                     shaped += 1
                 else:
                     ran = False
-                    if op_name(data["kind"]) in _HEAVY:
+                    if kind in _HEAVY:
                         estimate = False
         if not estimate:
             continue   # the unit is ops (below)
-        kind = op_name(data["kind"])
         if kind in FORK_KINDS:
             cost, flops, nbytes = FORK_OVERHEAD_US, 0, 0
         elif not kind.startswith("aten::") or kind in ("aten::append", "aten::__getitem__",

@@ -271,6 +271,13 @@ def block_runs(G: nx.DiGraph) -> Callable[[str], tuple[int | None, int | None]]:
     return runs
 
 
+def runs_once(G: nx.DiGraph) -> bool:
+    """Every block runs once, on the caller's thread (no loop body, no task: a trace of a
+    module tree), so every multiplicity is 1 without asking :func:`block_runs` a block."""
+    kinds = {info["kind"] for info in G.graph["blocks"].values()}
+    return LOOP_BODY not in kinds and kinds.isdisjoint(TASK_KINDS)
+
+
 def runs_on_thread(G: nx.DiGraph, node: str, runs: Callable) -> int:
     """How often ``node`` runs on its thread (a dynamic trip count counts once), a task
     waited in the iteration that forked it once per iteration of that loop; ``runs``:

@@ -20,6 +20,8 @@ the peak by the top-level module that made them; ``unknown``: tensors of unknown
 from __future__ import annotations
 
 from functools import lru_cache
+from itertools import accumulate, chain
+from operator import sub
 
 import networkx as nx
 import torch
@@ -86,12 +88,12 @@ def annotate_memory(G: nx.DiGraph) -> dict:
     """Annotate each value's bytes and the static peak (see the module doc)."""
     # networkx's own node and adjacency dicts: its views cost a call per lookup
     nodes, succ = G._node, G._succ
-    at: dict[str, int] = {}   # program position (the builder adds nodes in program order)
+    at = _Positions(nodes)
     allocated: dict[str, int] = {}   # the nodes that allocate (most do not) -> bytes
     allocates: set[str] = set()
+    by_kind: dict[str, bool] = {}   # whether a kind allocates (a conversion: asked a node)
     unknown = 0
     for i, (node, data) in enumerate(nodes.items()):
-        at[node] = i
         outs = data.get("outputs", [])
         one = None   # the bytes of its one value (a constant's or a list's: no call)
         if len(outs) == 1 and outs[0].get("shape") is not None:
@@ -99,28 +101,34 @@ def annotate_memory(G: nx.DiGraph) -> dict:
             if one:
                 for edata in succ[node].values():   # on each edge
                     edata[BYTES] = one
-        # most nodes are hidden (constants, attributes, lists): no call for them
-        if data.get("hidden") or not _allocates(G, data):
+        if data.get("hidden"):
+            continue   # most nodes (constants, attributes, lists): not even numbered
+        at[node] = i
+        kind = data["kind"]
+        allocates_here = by_kind.get(kind)
+        if allocates_here is None:
+            allocates_here = _allocates(G, data)
+            if kind not in _CONVERSIONS:
+                by_kind[kind] = allocates_here
+        if not allocates_here:
             continue
         allocates.add(node)
-        sizes = [one if len(outs) == 1 else value_bytes(o) for o in outs
-                 if str(o.get("type", "")).startswith("Tensor")]
-        unknown += sizes.count(None)
-        total = sum(b for b in sizes if b)
+        if len(outs) == 1:   # most ops: their one value's bytes are known from above
+            if not str(outs[0].get("type", "")).startswith("Tensor"):
+                continue
+            unknown += one is None
+            total = one
+        else:
+            sizes = [value_bytes(o) for o in outs if str(o.get("type", "")).startswith("Tensor")]
+            unknown += sizes.count(None)
+            total = sum(b for b in sizes if b)
         if total:
             allocated[node] = total
             data[BYTES] = total
     last = _last_uses(allocated, allocates, succ, at)
-    frees: dict[int, list[str]] = {}
-    for node in allocated:
-        frees.setdefault(last[node], []).append(node)
-    # the replay visits only where something is allocated or freed
-    made = {at[node]: node for node in allocated}
-    events = sorted(made.keys() | frees.keys())
-    peak, peak_at = _replay(events, made, allocated, frees, None)
-    _, peak_live = _replay(events, made, allocated, frees, peak_at)
+    peak, peak_at = _peak(allocated, last, at, len(nodes))
     by_module: dict[str, int] = {}
-    for node, size in (peak_live or {}).items():
+    for node, size in _live_at(allocated, last, at, peak_at).items():
         top = (nodes[node].get("scope") or "").split(".")[0] or "<root>"
         by_module[top] = by_module.get(top, 0) + size
     facts = {"peak_bytes": peak, "peak_at": peak_at,
@@ -128,6 +136,23 @@ def annotate_memory(G: nx.DiGraph) -> dict:
              "unknown": unknown}
     G.graph[MEMORY] = facts
     return facts
+
+
+class _Positions(dict):
+    """Node -> program position (the builder adds nodes in program order), written for
+    the drawn nodes as the walk passes them: the values and their users are drawn nodes,
+    but for a hidden user (a list of tensors), whose position is asked for first, when
+    every node is numbered (numbering them all costs as much as the rest of the walk)."""
+
+    def __init__(self, nodes: dict):
+        super().__init__()
+        self.nodes = nodes
+
+    def __missing__(self, node: str) -> int:
+        self.update((n, i) for i, n in enumerate(self.nodes))
+        if node not in self:
+            raise KeyError(node)
+        return self.get(node)
 
 
 def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[str, int]:
@@ -161,22 +186,34 @@ def _last_uses(allocated: dict, allocates: set, succ: dict, at: dict) -> dict[st
     return last
 
 
-def _replay(events, made, allocated, frees, stop):
-    """Walk program order (the positions in ``events``; ``made``: the node allocating at
-    a position) allocating and freeing: ``(peak, node at the peak)``, or with ``stop`` the
-    values live just after ``stop`` allocated ``(0, {node: bytes})``."""
-    live: dict[str, int] = {}
-    current = peak = 0
-    peak_at = None
-    for at in events:
-        node = made.get(at)
-        if node is not None:
-            live[node] = allocated[node]
-            current += allocated[node]
-            if node == stop:
-                return 0, live
-            if current > peak:
-                peak, peak_at = current, node
-        for freed in frees.get(at, ()):
-            current -= live.pop(freed, 0)
-    return peak, peak_at
+def _peak(allocated: dict, last: dict, at: dict, n: int) -> tuple[int, str | None]:
+    """Walk program order allocating each value at its position and freeing it after its
+    last use (after what is allocated there): ``(peak bytes, node allocated at the
+    peak)``, the first position it is reached, or ``(0, None)``. The running sums are
+    taken over two position lists in C, not replayed a position at a time in Python."""
+    grow, shrink = [0] * n, [0] * n
+    for node, size in allocated.items():
+        grow[at[node]] = size   # one node a position
+        shrink[last[node]] += size
+    # live after each position's allocation: allocated up to it, less what was freed
+    # before it
+    live = list(map(sub, accumulate(grow), accumulate(chain((0,), shrink))))
+    peak = max(live, default=0)
+    if peak <= 0:
+        return 0, None
+    where = live.index(peak)
+    return peak, next(node for node in allocated if at[node] == where)
+
+
+def _live_at(allocated: dict, last: dict, at: dict, node: str | None) -> dict[str, int]:
+    """The values live just after ``node`` allocated (none for None), in program order."""
+    if node is None:
+        return {}
+    here, live = at[node], {}
+    for value, size in allocated.items():   # in program order
+        where = at[value]
+        if where > here:
+            break
+        if last[value] >= here:
+            live[value] = size
+    return live

@@ -37,7 +37,7 @@ import torch
 from ..ir.model import FORK_KINDS
 from .cost import _FREE, COST, FORK_OVERHEAD_US, cost_model, cost_of
 from .fork_wait import (GLUE_KINDS, block_runs, program_order, region, runs_on_thread,
-                        unpaired, waits)
+                        runs_once, unpaired, waits)
 
 CRITICAL, TASK, FACTS, HAZARDS_KEY = ("irviz.critical", "irviz.task", "irviz.parallelism",
                                       "irviz.hazards")
@@ -131,11 +131,14 @@ def hazards(G: nx.DiGraph) -> list[Hazard]:
     return G.graph.get(HAZARDS_KEY, [])
 
 
-def _multiplicities(G: nx.DiGraph, node: str, runs: Callable) -> tuple[int, int, bool]:
-    """(runs in total, runs on its thread, a trip count was dynamic); ``runs``: a
+def _multiplicities(G: nx.DiGraph, node: str, block: str, level: str | None,
+                    runs: Callable) -> tuple[int, int, bool]:
+    """(runs in total, runs on its thread, a trip count was dynamic) of ``node`` in
+    ``block`` on the thread of ``level`` (its ``subgraph_of``); ``runs``: a
     :func:`block_runs` of ``G``."""
-    total, level = runs(G._node[node]["block"])
-    return total or 1, runs_on_thread(G, node, runs), total is None or level is None
+    total, here = runs(block)
+    on_thread = (here or 1) if level is None else runs_on_thread(G, node, runs)
+    return total or 1, on_thread, total is None or here is None
 
 
 def _task_dag(G: nx.DiGraph, drawn: list[str], levels: dict[str | None, list[str]],
@@ -242,7 +245,10 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
     levels: dict[str | None, list[str]] = {}
     drawn: list[str] = []
     runs = block_runs(G)
-    block = level = found = None   # the last place's: a program's nodes come in runs
+    # a module tree's trace: every block (one a call) runs once, asked for nothing
+    once = runs_once(G)
+    block = level = None   # the last place's: a program's nodes come in runs
+    found = (1, 1, False)
     for node, data in G._node.items():   # networkx's own dict: its view costs a call a node
         if data["kind"] in FORK_KINDS:
             forks.append(node)
@@ -252,11 +258,11 @@ def annotate_parallelism(G: nx.DiGraph, interop_threads: int | None = None,
         cost = data.get(COST, _FREE).cost   # cost_of, without a call per node
         if not cost:
             continue   # weighs nothing, however often it runs (most nodes: constants)
-        if data["block"] is not block or data["subgraph_of"] is not level:
+        if not once and (data["block"] is not block or data["subgraph_of"] is not level):
             block, level = data["block"], data["subgraph_of"]
             found = per_place.get((block, level))
             if found is None:
-                found = per_place[block, level] = _multiplicities(G, node, runs)
+                found = per_place[block, level] = _multiplicities(G, node, block, level, runs)
         total, on_thread, dyn = found
         dynamic |= dyn
         work += cost * total

@@ -65,13 +65,16 @@ def annotate_shape_arithmetic(G: nx.DiGraph) -> None:
                 text = f"{owner}.{_READERS[kind]}({', '.join(dims)})"
         elif kind in _TRANSPARENT and len(inputs) >= 1:
             text = operand(inputs[0]) if len(inputs[0]) == 1 and inputs[0][0] in expr else None
-        elif kind in _ARITHMETIC and len(inputs) >= 2 and not _is_tensor_math(data):
+        # arithmetic and lists on no size (most: a residual add, a list of constants) are
+        # left before their operands' labels are made
+        elif kind in _ARITHMETIC and len(inputs) >= 2 \
+                and (inputs[0][0] in expr or inputs[1][0] in expr) and not _is_tensor_math(data):
             a, b = operand(inputs[0]), operand(inputs[1])
-            if a is not None and b is not None and (inputs[0][0] in expr or inputs[1][0] in expr):
+            if a is not None and b is not None:
                 text = f"({a} {_ARITHMETIC[kind]} {b})"
-        elif kind in _LISTS and inputs:
+        elif kind in _LISTS and any(len(p) == 1 and p[0] in expr for p in inputs):
             items = [operand(p) for p in inputs]
-            if None not in items and any(len(p) == 1 and p[0] in expr for p in inputs):
+            if None not in items:
                 brackets = _LISTS[kind]
                 text = brackets[0] + ", ".join(items) + brackets[1]
         if text is not None:

@@ -134,8 +134,45 @@ class _Element:
     is_child: bool = False
 
 
+def _may_repeat(seq: list[_Element]) -> bool:
+    """Whether a run with an own node in it could be found in ``seq``: one of its own
+    nodes' (kind, line) keys occurs :data:`MIN_ITERATIONS` times (a run of calls only is
+    left to the picture). Most containers hold a call's few ops, or calls only."""
+    if len(seq) < MIN_ITERATIONS:
+        return False
+    seen: dict[tuple, int] = {}
+    for element in seq:
+        if not element.is_child:
+            count = seen[element.key] = seen.get(element.key, 0) + 1
+            if count >= MIN_ITERATIONS:
+                return True
+    return False
+
+
+def _any_may_repeat(G: nx.DiGraph) -> bool:
+    """Whether :func:`_may_repeat` may hold of some container: one of its own nodes' keys
+    occurs :data:`MIN_ITERATIONS` times. One light pass over the drawn nodes, so that a
+    graph with no such container (a module tree's trace: a call's few ops) builds no
+    elements."""
+    keys: dict[tuple, tuple] = {}   # (kind, source) -> its key, as in _elements
+    seen: dict[tuple, int] = {}   # (container, key) -> how often
+    for data in G._node.values():
+        if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
+            continue
+        where = data["kind"], data.get("user_source")
+        key = keys.get(where)
+        if key is None:
+            key = keys[where] = _key(data)
+        place = data["block"], key
+        count = seen[place] = seen.get(place, 0) + 1
+        if count >= MIN_ITERATIONS:
+            return True
+    return False
+
+
 def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
-    """Container -> its elements (:class:`_Element`) in program order."""
+    """Container -> its elements (:class:`_Element`) in program order, of the containers
+    where a loop may be found (:func:`_may_repeat`); only their elements are keyed."""
     blocks = G.graph["blocks"]
     elements: dict[str, list[_Element]] = {}
     #: container -> the keys drawn in it, any depth (of the containers with a parent: a
@@ -183,13 +220,14 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
                 where and where.rsplit(":", 1)[0],
                 content.setdefault(tuple(inside.get(cid, ())), len(content)))
 
-    for seq in elements.values():
+    candidates = {block: seq for block, seq in elements.items() if _may_repeat(seq)}
+    for seq in candidates.values():
         for element in seq:
             if element.is_child:
                 element.key = signature(element.tag)
             elif element.owned:
                 element.key = (element.key, *(signature(c) for c in element.owned))
-    return elements
+    return candidates
 
 
 def annotate_unrolled_loops(G: nx.DiGraph) -> None:
@@ -198,12 +236,12 @@ def annotate_unrolled_loops(G: nx.DiGraph) -> None:
     G.graph[UNROLLED] = runs
     if G.graph.get("mode") not in ("trace", "export"):
         return
+    if not _any_may_repeat(G):
+        return
     blocks = G.graph["blocks"]
     program: list[str] = []
     order: dict[str, int] = {}   # numbered when a run is found (most graphs have none)
     for block, seq in _elements(G).items():
-        if len(seq) < MIN_ITERATIONS:
-            continue   # too short to repeat (a module call of one op)
         for start, period, repeats in find_runs([element.key for element in seq]):
             body = seq[start:start + period]
             if all(element.is_child for element in body):
