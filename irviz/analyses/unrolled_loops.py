@@ -149,20 +149,28 @@ def _may_repeat(seq: list[_Element]) -> bool:
     return False
 
 
-def _any_may_repeat(G: nx.DiGraph) -> bool:
-    """Whether :func:`_may_repeat` may hold of some container: one of its own nodes' keys
-    occurs :data:`MIN_ITERATIONS` times. One light pass over the drawn nodes, so that a
-    graph with no such container (a module tree's trace: a call's few ops) builds no
-    elements."""
-    keys: dict[tuple, tuple] = {}   # (kind, source) -> its key, as in _elements
-    seen: dict[tuple, int] = {}   # (container, key) -> how often
-    for data in G._node.values():
+def _drawn_keys(G: nx.DiGraph):
+    """``(node, data, key)`` of each drawn node in program order (not hidden, not a graph
+    input or output), its :func:`_key` made once per (kind, line): most nodes repeat one.
+    Read from networkx's own node dict: its view costs a call per node."""
+    keys: dict[tuple, tuple] = {}
+    for node, data in G._node.items():
         if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
             continue
         where = data["kind"], data.get("user_source")
         key = keys.get(where)
         if key is None:
             key = keys[where] = _key(data)
+        yield node, data, key
+
+
+def _any_may_repeat(G: nx.DiGraph) -> bool:
+    """Whether :func:`_may_repeat` may hold of some container: one of its own nodes' keys
+    occurs :data:`MIN_ITERATIONS` times. One light pass over the drawn nodes, so that a
+    graph with no such container (a module tree's trace: a call's few ops) builds no
+    elements."""
+    seen: dict[tuple, int] = {}   # (container, key) -> how often
+    for _, data, key in _drawn_keys(G):
         place = data["block"], key
         count = seen[place] = seen.get(place, 0) + 1
         if count >= MIN_ITERATIONS:
@@ -178,15 +186,7 @@ def _elements(G: nx.DiGraph) -> dict[str, list[_Element]]:
     #: container -> the keys drawn in it, any depth (of the containers with a parent: a
     #: top-level one is never an element, so its keys are never compared)
     inside: dict[str, list[tuple]] = {}
-    keys: dict[tuple, tuple] = {}   # one key object per (kind, line): most nodes repeat one
-    # networkx's own node dict, in program order: its view costs a call per node
-    for node, data in G._node.items():
-        if data.get("hidden") or data["kind"] in ("prim::Param", "prim::Return"):
-            continue
-        where = data["kind"], data.get("user_source")
-        key = keys.get(where)
-        if key is None:
-            key = keys[where] = _key(data)
+    for node, data, key in _drawn_keys(G):
         child = data["block"]
         elements.setdefault(child, []).append(_Element(key, node, node, node))
         parent = blocks[child]["parent"]
