@@ -33,8 +33,8 @@ def match(left: str, right: str, left_mode="script", right_mode="script", inputs
     torch.manual_seed(0)
     ws = Workspace(inputs=inputs)
     [a], [b] = ws.targets(left), ws.targets(right)
-    return match_graphs(ws.graph(ws.capture(a, left_mode), needs=("runtime_shapes",)),
-                        ws.graph(ws.capture(b, right_mode), needs=("runtime_shapes",)))
+    return match_graphs(ws.graph(ws.capture(a, left_mode), needs=("compiled_shapes",)),
+                        ws.graph(ws.capture(b, right_mode), needs=("compiled_shapes",)))
 
 
 def pair_of_files(tmp_path: Path, before: str, after: str, header: str = "") -> tuple[str, str]:

@@ -1,10 +1,14 @@
-"""Shapes for compiled code, from the capture's recorded run of it.
+"""Shapes of script mode, from the capture's recorded run of the compiled code.
 
-An archive, a ScriptModule or a ScriptFunction has no Python to run eagerly (see
-:mod:`irviz.analyses.runtime_shapes` for the models that do). When example inputs exist, the
-capture ran an instrumented copy of the compiled code (:mod:`irviz.frontends.compiled_run`)
-whose records are keyed by the builder's own node ids. This step puts them where every
-shape goes: the node's ``outputs`` and, for a node with one tensor output, its edges.
+Every scripted capture given example inputs (a Python model irviz scripted, a ScriptModule, a
+ScriptFunction, an archive) ran an instrumented copy of its compiled code
+(:mod:`irviz.frontends.compiled_run`) whose records are keyed by the builder's own node ids:
+what the picture draws is what ran, one record, no mapping from the Python (an eager run
+mapped by op, module and line went blank wherever the compiled code differs from the Python:
+``boolean_dispatch``, overloads, ``_VF`` calls, several ops on one line). This step puts the
+records where every shape goes: the node's ``outputs`` and, for a node with one tensor
+output, its edges (a library call drawn as one box shows the shape on its out-edge); and on
+each ``if`` block and loop body, how many times it ran (``runs``).
 
 A value inside a loop took one shape per iteration: ``runs`` counts them (drawn ``3×4 ×10``),
 and when they differed, ``shape`` keeps the dimensions they agree on (``?×4``) and
@@ -29,8 +33,12 @@ def annotate_compiled_shapes(G: nx.DiGraph, capture: Capture) -> None:
     if recorded is None or recorded.error:
         return
     filled: set[str] = set()
+    blocks = G.graph["blocks"]
+    for cid, runs in recorded.blocks.items():
+        if cid in blocks:
+            blocks[cid]["runs"] = runs
     for (node, index), seen in recorded.values.items():
-        if node not in G:
+        if node not in G or not seen.shapes:   # an Optional[Tensor] that was None
             continue
         outputs = G.nodes[node]["outputs"]
         if index >= len(outputs):

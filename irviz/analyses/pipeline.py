@@ -22,7 +22,6 @@ from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits
 from .memory import annotate_memory
 from .parallelism import annotate_parallelism
-from .runtime_shapes import annotate_runtime_shapes
 from .shape_arithmetic import annotate_shape_arithmetic
 from .traced_control_flow import annotate_frozen_control_flow
 from .unrolled_loops import annotate_unrolled_loops
@@ -37,8 +36,6 @@ class Step:
     #: the steps whose facts this one reads
     requires: tuple[str, ...] = ()
     needs_capture: bool = False
-    #: it runs the user's model, which may rely on the garbage collector
-    runs_model: bool = False
 
 
 STEPS: tuple[Step, ...] = (
@@ -47,11 +44,10 @@ STEPS: tuple[Step, ...] = (
     Step("shape_arithmetic", annotate_shape_arithmetic),
     Step("checks", annotate_checks, requires=("shape_arithmetic",)),
     Step("unrolled_loops", annotate_unrolled_loops),
-    Step("runtime_shapes", annotate_runtime_shapes, needs_capture=True, runs_model=True),
     Step("compiled_shapes", annotate_compiled_shapes, needs_capture=True),
-    Step("costs", annotate_costs, requires=("runtime_shapes", "compiled_shapes")),
+    Step("costs", annotate_costs, requires=("compiled_shapes",)),
     Step("parallelism", annotate_parallelism, requires=("fork_waits", "costs")),
-    Step("memory", annotate_memory, requires=("runtime_shapes", "compiled_shapes")),
+    Step("memory", annotate_memory, requires=("compiled_shapes",)),
 )
 STEP_NAMES = tuple(step.name for step in STEPS)
 #: every step: what a picture or a report reads
@@ -75,9 +71,6 @@ def closure(needs: Iterable[str]) -> list[Step]:
 
 def run_step(step: Step, G: nx.DiGraph, cap: Capture) -> None:
     args = (G, cap) if step.needs_capture else (G,)
-    if step.runs_model:
-        step.run(*args)
-        return
     with gc_paused():
         step.run(*args)
 

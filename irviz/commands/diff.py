@@ -21,9 +21,9 @@ from .warning_lines import WarningLines
 
 #: what `irviz diff --format` writes
 DIFF_FORMATS = ("text", "json", "svg", "html")
-#: the analyses a diff reads: shapes (scripted ones from the eager run, compiled code's from
-#: its recorded run); a picture reads every analysis, as `irviz render` does
-_TEXT_FACTS = ("runtime_shapes", "compiled_shapes")
+#: the analyses a diff reads: shapes (compiled code's from its recorded run); a picture
+#: reads every analysis, as `irviz render` does
+_TEXT_FACTS = ("compiled_shapes",)
 
 EQUAL, DIFFERENT = 0, 1
 

@@ -76,10 +76,10 @@ class Capture:
     warnings: list[CapturedWarning] = field(default_factory=list)
     #: human-readable remarks, e.g. the fallback from script to trace
     notes: list[str] = field(default_factory=list)
-    #: what running the model's Python showed (a scripted capture with inputs: one eager
-    #: run; a trace: the lines its run executed); None when the Python did not run, or a
-    #: trace's lines were not asked for (:attr:`lines_skipped`)
-    eager: EagerRun | None = None
+    #: a trace: the lines its run executed (None when they were not asked for:
+    #: :attr:`lines_skipped`); a scripted capture of a Python model with inputs: see
+    #: :attr:`eager`, which runs the Python when first read
+    _eager: EagerRun | None = field(default=None, repr=False)
     #: how a trace called the model (keyword inputs placed, outputs flattened); None for
     #: other captures
     adapter: CallAdapter | None = None
@@ -100,6 +100,8 @@ class Capture:
     #: makes :attr:`compiled` the first time something needs to run it (a
     #: cached function: shared by copies, as ``auto``'s copy of the workspace's trace)
     _make_compiled: Any = field(default=None, repr=False)
+    #: runs the model's Python the first time :attr:`eager` is read (cached: shared by copies)
+    _run_python: Any = field(default=None, repr=False)
 
     def __repr__(self) -> str:
         """``<Capture samples/decision_gate.py:MyCell script: 1 warning, 0 notes>``: the
@@ -110,6 +112,17 @@ class Capture:
 
         return (f"<Capture {self.target.spec} {self.mode}: "
                 f"{count(len(self.warnings), 'warning')}, {count(len(self.notes), 'note')}>")
+
+    @property
+    def eager(self) -> EagerRun | None:
+        """What running the model's Python showed: the lines it executed, or what it raised
+        (lint reads them); None when the Python did not run (no inputs, an archive, an
+        already-scripted target) or a trace's lines were not asked for. A scripted capture
+        runs the Python here, the first time this is read: its picture takes every shape
+        from the compiled run (:attr:`compiled_run`) and needs no second forward."""
+        if self._eager is None and self._run_python is not None:
+            self._eager = self._run_python()
+        return self._eager
 
     @property
     def scripted(self) -> Any:
@@ -524,6 +537,17 @@ def _runs_python(target: Target) -> bool:
         target.obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction))
 
 
+def _eager_run_later(obj: Any, inputs: ExampleInputs) -> Callable[[], EagerRun]:
+    """Runs ``obj``'s Python on ``inputs`` once, when first called (lint asks which lines
+    ran); the warnings it raises were raised by the compiled run already, or are the
+    Python's own, which the picture does not draw."""
+    def run() -> EagerRun:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return run_eagerly(obj, inputs)
+    return functools.cache(run)
+
+
 def capture(target: Target, mode: str = "script",
             inputs: ExampleInputs | None = None, export_options=None,
             lines: bool = True) -> Capture:
@@ -543,6 +567,7 @@ def capture(target: Target, mode: str = "script",
     eager: EagerRun | None = None
     adapter: CallAdapter | None = None
     compiled_run: CompiledRun | None = None
+    run_python = None
     entry = ENTRY
     with recording_warnings(forward_source(target), target.source_file) as recorded:
         try:
@@ -565,24 +590,21 @@ def capture(target: Target, mode: str = "script",
             if isinstance(scripted, torch.jit.ScriptModule):
                 # a trace of a scripted module is the module as it was: its overloads too
                 entry = _entry(target, scripted, inputs, notes)
-            if done == "script" and inputs is not None and _runs_python(target):
-                # one forward, not two: the model's Python run records shapes and lines,
-                # and inputs it takes need no second check on the compiled model (on a
-                # detection model each forward is seconds); the compiled model runs only
-                # when the Python raised, to tell bad inputs from a model TorchScript runs
-                eager = run_eagerly(target.obj, inputs)
-                if eager.error:
-                    _run_once(target, scripted, inputs, entry)
-                    notes.append(f"shapes not recorded: running the model raised {eager.error}")
-            elif done in ("script", "archive") and inputs is not None:
-                # compiled code has no Python to run: an instrumented copy of it runs
-                # instead, and the real model only when the copy raised (bad inputs are
-                # told in the model's own terms)
+            if done in ("script", "archive") and inputs is not None:
+                # one forward: an instrumented copy of the compiled code runs, and records
+                # what every value of the picture was (the model's Python, when there is
+                # one, runs only when lint asks what it executed: :attr:`Capture.eager`);
+                # the real model runs only when the copy raised (bad inputs are told in
+                # the model's own terms)
                 compiled_run = run_compiled(scripted, inputs,
                                             getattr(target, "compilation_unit", None), entry)
                 if compiled_run.error:
                     _run_once(target, scripted, inputs, entry)
                     notes.append(f"shapes not recorded: {compiled_run.error}")
+                elif compiled_run.unshaped:
+                    notes.append(compiled_run.unshaped_note())
+                if done == "script" and _runs_python(target):
+                    run_python = _eager_run_later(target.obj, inputs)
         except CaptureError as exc:
             exc.warnings = list(recorded)
             raise
@@ -598,9 +620,10 @@ def capture(target: Target, mode: str = "script",
         graph, scripted = scripted, None
         make = _lazy_traced_module(adapter, _strict(adapter))
     return Capture(target=target, mode=done, compiled=scripted, inputs=inputs,
-                   warnings=list(recorded), notes=notes, eager=eager, adapter=adapter,
+                   warnings=list(recorded), notes=notes, _eager=eager, adapter=adapter,
                    trace_graph=graph, compiled_run=compiled_run, entry=entry,
-                   lines_skipped=adapter is not None and eager is None, _make_compiled=make)
+                   lines_skipped=adapter is not None and eager is None, _make_compiled=make,
+                   _run_python=run_python)
 
 
 def _export_capture(target: Target, mode: str, inputs: ExampleInputs | None,
