@@ -123,10 +123,10 @@ class CompiledRun:
     unshaped: list[tuple[int, str, str]] = field(default_factory=list)
 
     def unshaped_note(self) -> str | None:
-        """``no shape on 3 values of the model's code: 2 in a branch that did not run
-        (model.py:12), 1 that was None every time (model.py:20)``, or None when every value
-        of the model's code that could have one has one. Only what the run showed: values
-        in torch's own code (a library call's untaken checks) are not counted."""
+        """``no shape on 3 values of the model: 2 in a branch that did not run (model.py:12),
+        1 that was None every time it ran (model.py:20)``, or None when every value of the
+        model's code that could have one has one. Only what the run showed: values in
+        torch's own code (a library call's untaken checks) are not counted."""
         if not self.unshaped:
             return None
         by_reason: dict[str, tuple[int, list[str]]] = {}
@@ -138,9 +138,9 @@ class CompiledRun:
         for why, (n, places) in by_reason.items():
             shown = ", ".join(places[:3]) + (f" and {len(places) - 3} more"
                                              if len(places) > 3 else "")
-            parts.append(f"{n} {why} ({shown})")
-        return (f"no shape on {total} value{'s' if total != 1 else ''} of the model's code: "
-                + "; ".join(parts))
+            parts.append(f"{why} ({shown})" if len(by_reason) == 1 else f"{n} {why} ({shown})")
+        head = f"no shape on {total} value{'s' if total != 1 else ''} of the model"
+        return f"{head}, {parts[0]}" if len(parts) == 1 else f"{head}: {'; '.join(parts)}"
 
 
 def _is_tensor(value) -> bool:
