@@ -3,7 +3,9 @@ and ScriptFunctions given example inputs (irviz.frontends.compiled_run)."""
 from __future__ import annotations
 
 import collections
+import inspect
 import json
+from typing import Optional
 
 import pytest
 import torch
@@ -12,7 +14,7 @@ from torch.utils._python_dispatch import TorchDispatchMode
 
 from irviz.api import visualize
 from irviz.cli import main
-from irviz.ir.model import format_shape
+from irviz.ir.model import format_shape, returned_shape
 from conftest import sample_module
 
 forked_example = sample_module("fork_basics").example
@@ -189,3 +191,122 @@ def test_the_cli_draws_archive_shapes_in_json_and_svg(wrapped_rnn, tmp_path):
                                        "torch.rand(10,3,4)", "-o", str(svg)])
     assert result.exit_code == 0, result.stderr
     assert "3×4 float32 ×10" in svg.read_text()
+
+
+# -- a Python model in script mode: the same compiled run ----------------------------------
+
+@pytest.mark.parametrize("module,x,op,shape", [
+    (torch.nn.MaxPool2d(2), torch.rand(1, 3, 8, 8), "aten::max_pool2d", [1, 3, 4, 4]),
+    (torch.nn.Softmax(1), torch.rand(2, 3), "aten::softmax", [2, 3]),
+    (torch.nn.InstanceNorm2d(3), torch.rand(1, 3, 4, 4), "aten::instance_norm", [1, 3, 4, 4]),
+    (torch.nn.SELU(), torch.rand(2, 3), "aten::selu", [2, 3]),
+])
+def test_a_python_library_module_scripted_gets_the_shape_its_compiled_code_ran(module, x, op,
+                                                                               shape):
+    """The eager run mapped onto the IR by op and line left these blank (boolean_dispatch,
+    ``if inplace`` on one line); the compiled run records the node that ran, and only it."""
+    view = visualize(torch.nn.Sequential(module), mode="script", inputs=(x,))[0]
+    G = view.graph
+    shapes = [d["outputs"][0].get("shape") for _, d in G.nodes(data=True) if d["kind"] == op]
+    assert shape in shapes, shapes
+    assert view.capture.compiled_run is not None and not view.capture.compiled_run.error
+    # the library call drawn as one box shows it too, on the box and on its out-edge
+    [box] = [cid for cid, info in G.graph["blocks"].items()
+             if info["kind"] == "method" and info.get("module") == "0"
+             and info.get("method") == "forward"]
+    text = format_shape({"shape": shape, "dtype": "float32"})
+    assert returned_shape(G, box) == text
+    dot = view.dot()
+    assert f'"box:{box}" -> "out" [color="#546e7a", tooltip="Tensor [{text}]"]' in dot, dot
+    assert f" → {text}</FONT>" in dot
+
+
+class _Explained(torch.nn.Module):
+    def forward(self, x, bias: Optional[torch.Tensor] = None):
+        if bias is not None:
+            x = x + bias
+        for _ in range(x.size(0) - 2):
+            x = x * 2
+        if bool(x.sum() > 0):
+            y = x.relu()
+        else:
+            y = x.neg()
+        return y
+
+
+def test_every_value_without_a_shape_is_explained_once_in_the_notes():
+    view = visualize(_Explained(), mode="script", inputs=(torch.rand(2, 3),))[0]
+    G = view.graph
+    shape_of = {d["kind"]: d["outputs"][0].get("shape") for _, d in G.nodes(data=True)
+                if d["kind"] in ("aten::add", "aten::mul", "aten::relu", "aten::neg")}
+    assert shape_of == {"aten::add": None, "aten::mul": None, "aten::relu": [2, 3],
+                        "aten::neg": None}
+    [note] = [n for n in view.notes if n.startswith("no shape")]
+    first = inspect.getsourcelines(_Explained.forward)[1]
+    here = "test_compiled_shapes.py"
+    assert note == (f"no shape on 3 values of the model: 2 in a branch that did not run "
+                    f"({here}:{first + 1}, {here}:{first + 5}); 1 in a loop that ran zero "
+                    f"times ({here}:{first + 3})"), note
+    # each if block and loop body says how often it ran
+    runs = {info["kind"]: [] for info in G.graph["blocks"].values()}
+    for info in G.graph["blocks"].values():
+        runs[info["kind"]].append(info.get("runs"))
+    assert runs["loop.body"] == [0] and sorted(runs["if.then"]) == [0, 1]
+    # another input: the bias and the loop ran; one of the last branches never does
+    view = visualize(_Explained(), mode="script",
+                     inputs=(torch.rand(4, 3), torch.rand(3)))[0]
+    assert [n for n in view.notes if n.startswith("no shape")] == [
+        f"no shape on 1 value of the model, in a branch that did not run ({here}:{first + 5})"]
+    muls = [d for _, d in view.graph.nodes(data=True) if d["kind"] == "aten::mul"]
+    assert muls[0]["outputs"][0]["runs"] == 2
+
+
+_PYTHON_RUNS: list = []
+
+
+class _Counted(torch.nn.Module):
+    def forward(self, x):
+        if not torch.jit.is_scripting():   # not compiled: counts the Python's runs
+            _PYTHON_RUNS.append(1)
+        return x + 1
+
+
+def test_the_python_runs_only_when_lint_asks_for_its_lines():
+    _PYTHON_RUNS.clear()
+    view = visualize(_Counted(), mode="script", inputs=(torch.rand(2),))[0]
+    [add] = [d for _, d in view.graph.nodes(data=True) if d["kind"] == "aten::add"]
+    assert add["outputs"][0]["shape"] == [2]
+    assert _PYTHON_RUNS == []        # the picture ran the compiled copy only
+    assert view.capture.eager.error is None and view.capture.executed_lines
+    assert _PYTHON_RUNS == [1]       # lint's question ran the Python, once
+    assert view.capture.eager.executed_lines and _PYTHON_RUNS == [1]
+
+
+class _Head(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(4, 2)
+
+    def forward(self, x, pre_logits: bool = False):
+        return x if pre_logits else self.fc(x)
+
+
+class _WithHead(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.head = _Head()
+
+    def forward(self, x):
+        return self.head(x).relu()
+
+
+def test_a_value_an_if_returns_has_the_shape_of_the_branch_that_ran():
+    """timm's ``x if pre_logits else self.fc(x)``: both branches' producers feed the
+    reader, and ``x`` ran before the ``if`` with a shape of its own."""
+    G = visualize(_WithHead(), mode="script", inputs=(torch.rand(3, 4),))[0].graph
+    [head] = [cid for cid, info in G.graph["blocks"].items() if info.get("module") == "head"
+              and info["kind"] == "method"]
+    assert returned_shape(G, head) == "3×2 float32"
+    [relu] = [n for n, d in G.nodes(data=True) if d["kind"] == "aten::relu"]
+    assert len(list(G.predecessors(relu))) == 2
+    assert [e["shape"] for _, _, e in G.in_edges(relu, data=True)] == [[3, 2], [3, 2]]

@@ -66,6 +66,43 @@ def annotate_compiled_shapes(G: nx.DiGraph, capture: Capture) -> None:
         for _, _, edge in G.out_edges(node, data=True):
             if edge.get("shape") is None:
                 edge["shape"], edge["dtype"] = tensors[0]["shape"], tensors[0]["dtype"]
+    _through_ifs(G)
+
+
+def _through_ifs(G: nx.DiGraph) -> None:
+    """A value an ``if`` returns is drawn as fed by each branch's producer (the builder
+    merges them: ``x if pre_logits else self.fc(x)``, an early ``return`` in a library
+    call). The run recorded the ``if``'s own output, the value its readers got: their
+    edges from those producers take its shape (the untaken branch's producer has none, or,
+    when it ran before the ``if``, a shape of its own), and a call that returns it says so
+    (``returned``, which :func:`irviz.ir.model.returned_shape` reads)."""
+    merged_at: dict[tuple[str, ...], dict] = {}
+    for _, data in G.nodes(data=True):
+        if data["kind"] != "prim::If":
+            continue
+        for i, info in enumerate(data["outputs"]):
+            if info.get("shape") is None:
+                continue
+            merged: list[str] = []
+            for branch in data.get("branch_yields", ()):
+                merged += [p for p in (branch[i] if i < len(branch) else ()) if p not in merged]
+            if len(merged) > 1:
+                merged_at[tuple(merged)] = info
+    for producers, info in merged_at.items():
+        readers = set(G.successors(producers[0])).intersection(
+            *(G.successors(p) for p in producers[1:]))
+        for reader in readers:
+            refs = G.nodes[reader].get("inputs") or []
+            if list(producers) not in refs or any(
+                    len(r) == 1 and r[0] in producers for r in refs):
+                continue   # reads one of the producers directly too: its edge is both
+            for p in producers:
+                edge = G.edges[p, reader]
+                edge["shape"], edge["dtype"] = info["shape"], info["dtype"]
+    for block in G.graph["blocks"].values():
+        returns = block.get("returns")
+        if returns and tuple(returns[0]) in merged_at:
+            block["returned"] = merged_at[tuple(returns[0])]
 
 
 def _common_dims(shapes: list[list[int]]) -> list[int | None] | None:

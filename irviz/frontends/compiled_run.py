@@ -398,14 +398,16 @@ def _location(node) -> tuple[str, int] | None:
 
 def _unshaped(places: _Instrumenter, values: dict, blocks: dict[str, int]
               ) -> list[tuple[int, str, str]]:
-    """``(count, why, "file.py:line")`` of the values of the model's code the run left
-    without a shape, grouped by why and where: the outermost ``if`` block or loop body
+    """``(count, why, "file.py:line")`` of the values of the model's ops (not ``prim::``
+    plumbing) the run left without a shape, grouped by why and where: the outermost ``if`` block or loop body
     around them that did not run, or the value was None every time it ran. A value of
     torch's own code is not counted (a library call's untaken checks are drawn inside its
     box, and are no news), nor one whose blocks all ran (none is expected: the coverage
     benchmark looks for them)."""
     grouped: dict[tuple[str, Any], int] = {}
-    for rid, (slot, (block, node)) in enumerate(zip(places.slots, places.slot_places)):
+    for slot, (block, node) in zip(places.slots, places.slot_places):
+        if node.kind().startswith("prim::"):   # an op's values: what the picture labels
+            continue
         seen = values.get(slot)
         if seen is not None:
             if not seen.shapes:

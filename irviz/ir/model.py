@@ -235,8 +235,11 @@ def returned_shape(G, call: str) -> str | None:
     has none (no example inputs) or the call returns no tensor.
 
     A value returned from an ``if`` has one producer per branch: the branch that ran has
-    a shape, the other none, so the known shapes must agree."""
+    a shape, the other none, so the known shapes must agree; a recorded run says what the
+    ``if`` returned (``returned``), whichever producers ran."""
     info = G.graph["blocks"].get(call, {})
+    if info.get("returned") is not None:
+        return format_shape(info["returned"])
     returns = info.get("returns")
     if not returns or not returns[0]:
         return None
