@@ -269,6 +269,11 @@ def _compare_hooks(name, G, truth, totals, problems) -> None:
         path = info.get("module")
         if path not in truth:
             continue
+        if _not_run(G.graph["blocks"], info["parent"]):   # a call the run did not make
+            totals["module calls not run"] += 1
+            if returned_shape(G, cid) is not None:
+                problems.append(f"{name}: {path} did not run, drawn {returned_shape(G, cid)}")
+            continue
         drawn = returned_shape(G, cid)
         totals["module calls compared"] += 1
         if drawn != truth[path]:
@@ -355,6 +360,8 @@ def opinfo(totals, problems, limit: int | None) -> None:
 
 
 _KEEP: list = []
+#: ``--timm``: the timm models to draw (default: TIMM_MODELS)
+_ONLY: tuple = ()
 #: ``--dump``: case -> node -> its outputs' shapes (to compare two checkouts' pictures)
 _DUMP: dict | None = None
 
@@ -405,7 +412,7 @@ def timm_models(totals, problems, limit: int | None) -> None:
     import torch
     from timm.layers import set_layer_config
 
-    for name in TIMM_MODELS[:limit]:
+    for name in (_ONLY or TIMM_MODELS)[:limit]:
         kwargs = {"img_size": 64} if name.startswith(_SIZED) else {}
         torch.manual_seed(0)
         try:
@@ -428,10 +435,12 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--corpus", default="breadth", help=f"comma-separated: {', '.join(CORPORA)}")
     ap.add_argument("--limit", type=int, help="the first N cases of each corpus")
+    ap.add_argument("--timm", help="comma-separated timm models instead of the default set")
     ap.add_argument("--dump", type=Path, help="write every aten node's shapes here (JSON)")
     args = ap.parse_args(argv)
-    global _DUMP
+    global _DUMP, _ONLY
     _DUMP = {} if args.dump else None
+    _ONLY = tuple(args.timm.split(",")) if args.timm else ()
     import torch
 
     torch.set_num_threads(1)
@@ -453,7 +462,8 @@ def main(argv=None) -> int:
         if totals["module calls compared"]:
             print(f"module calls compared with forward hooks "
                   f"{totals['module calls compared']}, differing "
-                  f"{totals['module calls differing']}")
+                  f"{totals['module calls differing']} (calls in a branch that did not "
+                  f"run, drawn without a shape: {totals['module calls not run']})")
         print("skipped: " + ", ".join(f"{k[9:-1]} {v}" for k, v in sorted(totals.items())
                                       if k.startswith("skipped")))
         for line in problems:

@@ -236,8 +236,16 @@ def returned_shape(G, call: str) -> str | None:
 
     A value returned from an ``if`` has one producer per branch: the branch that ran has
     a shape, the other none, so the known shapes must agree; a recorded run says what the
-    ``if`` returned (``returned``), whichever producers ran."""
-    info = G.graph["blocks"].get(call, {})
+    ``if`` returned (``returned``), whichever producers ran, and a call inside an ``if``
+    block or loop body that did not run returns nothing (None: an ``nn.Identity`` there
+    would show the shape of its input, which ran before)."""
+    blocks = G.graph["blocks"]
+    info = blocks.get(call, {})
+    block = info.get("parent")
+    while block is not None:   # a call in a branch the recorded run did not take
+        if blocks[block].get("runs") == 0:
+            return None
+        block = blocks[block]["parent"]
     if info.get("returned") is not None:
         return format_shape(info["returned"])
     returns = info.get("returns")
