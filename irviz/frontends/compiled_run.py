@@ -307,7 +307,9 @@ class Instrumented:
         with _RUN_LOCK:
             _SINK, _ENTERED = sink, entered
             try:
-                with torch.no_grad():
+                # one run of a copy made for it: the profiling executor's passes (profile
+                # the first runs, then optimize) would be paid and never used
+                with torch.no_grad(), torch.jit.optimized_execution(False):
                     if isinstance(self.compiled, torch.jit.ScriptModule):
                         self.function(self.compiled._c, *args)
                     else:
