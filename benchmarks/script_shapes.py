@@ -2,8 +2,9 @@
 
     .venv/bin/python benchmarks/script_shapes.py                      # the test-suite detector
     eval "$(../shared/tools/torchvision-cpu/build.sh build/cudastub)"
-    PYTHONPATH=build/corpus-site .venv/bin/python benchmarks/script_shapes.py \\
-        --baseline ../s21-base                                         # + fasterrcnn, before/after
+    PYTHONPATH=build/corpus-site .venv/bin/python benchmarks/script_shapes.py  # + fasterrcnn
+
+(Two checkouts side by side: ``benchmarks/script_render_ab.py``.)
 
 Two models: ``tests/corpus/detection_style.py:make_detector()`` (in the test suite) and,
 when torchvision imports, ``fasterrcnn_resnet50_fpn(weights=None, weights_backbone=None)``
@@ -14,12 +15,10 @@ resizes the image to 800x800). In ONE process, interleaved (a warm-up round, the
 * ``script``: bare ``torch.jit.script`` (the floor the render is compared with);
 * ``eager``: one plain forward under ``no_grad``; ``scripted run``: one run of the scripted
   module (the capture runs it once to check the example inputs);
-* ``recorder``: :func:`irviz.frontends.eager_run.run_eagerly`, the capture's eager run
-  under the shape and line recorders (``recorder (base)``: the same function of the
-  checkout given with ``--baseline``, e.g. the commit before a change, loaded beside this
-  one);
+* ``recorded run``: :func:`irviz.frontends.compiled_run.run_compiled`, the capture's one
+  forward: an instrumented copy of the scripted module (copied, instrumented, run);
 * irviz stage by stage: ``capture`` (``capture(target, "script", inputs)``: script +
-  scripted run + recorder), ``graph+analyses`` (``pipeline.analysed_graph``), ``dot``
+  recorded run), ``graph+analyses`` (``pipeline.analysed_graph``), ``dot``
   (``Visualization.dot()``), ``layout`` (``engines.render(dot, "svg", "dot")``) and
   ``render``, their sum.
 
@@ -34,7 +33,6 @@ Model construction is not timed.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import statistics
 import sys
 import time
@@ -70,26 +68,14 @@ def _fasterrcnn():
     return target, resolve_inputs(target, ([torch.rand(3, 320, 320)],))
 
 
-def _baseline_run_eagerly(root: Path):
-    """``run_eagerly`` of the checkout at ``root``, as a sibling module of today's (its
-    relative imports resolve to today's irviz, which it shares with the current code)."""
-    name = "irviz.frontends._baseline_eager_run"
-    spec = importlib.util.spec_from_file_location(
-        name, root / "irviz" / "frontends" / "eager_run.py")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module.run_eagerly
-
-
-def _stages(target, inputs, baseline) -> dict:
+def _stages(target, inputs) -> dict:
     """One round of every stage on one model: name -> seconds."""
     import torch
 
     from irviz.analyses import pipeline
     from irviz.api import Visualization
     from irviz.frontends.capture import capture
-    from irviz.frontends.eager_run import run_eagerly
+    from irviz.frontends.compiled_run import run_compiled
     from irviz.render import engines
 
     t: dict[str, float] = {}
@@ -106,9 +92,7 @@ def _stages(target, inputs, baseline) -> dict:
     with torch.no_grad():
         timed("eager", lambda: inputs.call(model))
         timed("scripted run", lambda: inputs.call(scripted))
-    timed("recorder", lambda: run_eagerly(model, inputs))
-    if baseline is not None:
-        timed("recorder (base)", lambda: baseline(model, inputs))
+    timed("recorded run", lambda: run_compiled(scripted, inputs))
     cap = timed("capture", lambda: capture(target, "script", inputs))
     G = timed("graph+analyses", lambda: pipeline.analysed_graph(cap))
     view = Visualization(cap, G)
@@ -125,7 +109,7 @@ def _fmt(values: list[float]) -> str:
     return f"{fmt_s(m)} ±{spread * 100:.0f}%"
 
 
-def _table(runs: list[dict], first: dict, baseline: bool) -> list[str]:
+def _table(runs: list[dict], first: dict) -> list[str]:
     """One model's stages: wall and CPU time, each next to the bare script's; and the
     warm-up round's wall time (what a CLI process pays: nothing compiled or run yet)."""
     names = list(runs[0]["wall"])
@@ -139,18 +123,12 @@ def _table(runs: list[dict], first: dict, baseline: bool) -> list[str]:
                                           for run in runs)
             row += f" {_fmt(values):>14s} {per_round:8.2f}x"
         lines.append(row + f" {fmt_s(first['wall'][name]):>13s}")
-    if baseline:
-        for meter in ("wall", "cpu"):
-            now = statistics.median(run[meter]["recorder"] / run[meter]["recorder (base)"]
-                                    for run in runs)
-            lines.append(f"  recorder now ÷ base ({meter}, median per round): {now:.2f}")
     return lines
 
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rounds", type=int, default=3, help="measured rounds after a warm-up")
-    ap.add_argument("--baseline", type=Path, help="a checkout to compare run_eagerly with")
     ap.add_argument("--models", default="detector,fasterrcnn")
     ap.add_argument("--threads", type=int, help="torch intra-op threads (default: torch's)")
     args = ap.parse_args(argv)
@@ -159,7 +137,6 @@ def main(argv=None) -> int:
     if args.threads:
         torch.set_num_threads(args.threads)
     warnings.simplefilter("ignore")
-    baseline = _baseline_run_eagerly(args.baseline.resolve()) if args.baseline else None
     models = {}
     for key in args.models.split(","):
         try:
@@ -171,7 +148,7 @@ def main(argv=None) -> int:
     with HostLoad() as load:
         for r in range(args.rounds + 1):
             for key, (target, inputs) in models.items():
-                times = _stages(target, inputs, baseline)
+                times = _stages(target, inputs)
                 (rounds[key] if r else first.setdefault(key, [])).append(times)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} intra-op threads; "
           f"other processes' load while it ran: {load.value} CPUs; "
@@ -179,7 +156,7 @@ def main(argv=None) -> int:
     for key, runs in rounds.items():
         if runs:
             print(f"\n{key} ({runs[0]['ir nodes']:,} IR nodes, scripted)")
-            print("\n".join(_table(runs, first[key][0], baseline is not None)))
+            print("\n".join(_table(runs, first[key][0])))
     return 0
 
 

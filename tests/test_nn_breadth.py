@@ -1,8 +1,10 @@
 """The breadth corpus (tests/corpus/nn_breadth.py): every torch.nn module and torch op in it
 that torch itself scripts or traces renders through irviz with no internal error - as
 Python irviz scripts or traces, as the ScriptModule / ScriptFunction torch.jit.script made
-and as that module's saved archive - and every shape irviz draws is one eager execution
-produced.
+and as that module's saved archive - every shape irviz draws is one eager execution
+produced, and in script mode every op value that ran has one (script mode's shapes come
+from running the compiled code: ``benchmarks/script_shapes_coverage.py`` counts the same
+on torch's OpInfo / ModuleInfo fixtures and timm).
 
 The oracle shares no code with irviz: a TorchDispatchMode records what eager PyTorch ran,
 as (op name, output shape, dtype). A drawn aten node with a complete shape must match one
@@ -58,6 +60,22 @@ def _torch_compiles(model, inputs, mode) -> str | None:
 _NO_OP_VIEWS = ("slice", "contiguous", "to", "view", "reshape", "expand", "alias")
 
 
+def _ran_without_a_shape(G):
+    """Drawn aten nodes with a tensor output and no shape, outside every ``if`` block and
+    loop body the recorded run did not enter (``runs == 0``)."""
+    blocks = G.graph["blocks"]
+    for node, data in G.nodes(data=True):
+        if not data["kind"].startswith("aten::") or data.get("hidden"):
+            continue
+        block, ran = data.get("block"), True
+        while block is not None and ran:
+            ran = blocks[block].get("runs") != 0
+            block = blocks[block]["parent"]
+        if ran and any(o.get("type") == "Tensor" and o.get("shape") is None
+                       for o in data["outputs"]):
+            yield node
+
+
 def _drawn_shapes(G, mode):
     """(op, shape, dtype) of every drawn aten output with a complete shape; not compared: a
     trace's size arithmetic (0-dim int64 tensors where eager had Python ints), and a view
@@ -107,7 +125,7 @@ def _subject(model, inputs, mode, tmp_path):
 @pytest.mark.slow   # ~50 s alone on 2 cores, twice that beside other work; `make test` runs it
 def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
     counts = collections.Counter()
-    skipped, errors, wrong = [], [], []
+    skipped, errors, wrong, unshaped = [], [], [], []
     for name, make, make_inputs in ENTRIES:
         torch.manual_seed(0)
         model, inputs = make(), make_inputs()
@@ -139,6 +157,9 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
                 # and would leave nothing to compare
                 errors += [f"{name} ({mode}): {note}" for note in view.capture.notes
                            if "shapes not recorded" in note]
+                if mode != "trace":
+                    unshaped += [f"{name} ({mode}): {node}"
+                                 for node in _ran_without_a_shape(view.graph)]
                 for op, shape, dtype in _drawn_shapes(view.graph, mode):
                     if op not in names:
                         continue
@@ -151,6 +172,7 @@ def test_every_module_and_op_torch_compiles_renders_with_eager_shapes(tmp_path):
         print("  skipped", line)
     assert not errors, "\n".join(errors)
     assert not wrong, "\n".join(wrong)
+    assert not unshaped, "\n".join(unshaped)
     assert counts["entries"] == len(ENTRIES) >= 160
     assert counts["script rendered"] >= 160 and counts["trace rendered"] >= 160
     assert counts["compiled rendered"] == counts["script rendered"]
@@ -163,9 +185,8 @@ def _pow_and_indexing(x, w):
 
 
 def test_operators_and_indexing_get_shapes_from_the_users_line():
-    """``x ** 2`` runs pow from Tensor.__pow__ (torch/_tensor.py), and ``w[0]`` dispatches
-    select under a C function the recorder runs: both are drawn at the user's line, so both
-    take their shapes from there (they drew none); matmul's own pieces (mm) stay out of it."""
+    """``x ** 2`` (pow from Tensor.__pow__ in eager) and ``w[0]`` (select): the compiled run
+    records each node itself, several on one line; matmul stays one op."""
     [view] = visualize(_pow_and_indexing, inputs=(torch.rand(3, 4), torch.rand(2, 4, 5)))
     shapes = {}
     for _, data in view.graph.nodes(data=True):
@@ -182,8 +203,8 @@ class _Doubler(torch.nn.Module):
 
 
 class _DirectCalls(torch.nn.Module):
-    """``.forward`` called directly (an interface-typed attribute is called so): no forward
-    hook sees the call, so the eager run records its ops under the parent's path."""
+    """``.forward`` called directly (an interface-typed attribute is called so): the
+    compiled run records the call's ops where they ran, and none in the branch not run."""
 
     def __init__(self):
         super().__init__()
