@@ -80,7 +80,8 @@ print(json.dumps({{"cold": times[0], "warm": min(times[1:]),
 
 def _child(checkout: Path, key: str) -> dict:
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(checkout), env.get("PYTHONPATH")]))
+    given = [os.path.abspath(p) for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+    env["PYTHONPATH"] = os.pathsep.join([str(checkout), *given])   # the child runs elsewhere
     code = _CHILD.format(root=str(checkout), key=key)
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True,
                           text=True, timeout=1800, cwd=str(checkout))
