@@ -255,6 +255,14 @@ def returned_shape(G, call: str) -> str | None:
     for producer in returns[0]:
         outputs = G.nodes[producer]["outputs"] if producer in G else []
         if len(outputs) != 1:
+            # which output is returned is not kept; when every one is a tensor of one
+            # shape (``q, k, v = qkv.unbind(0)``), it is that shape
+            texts = {format_shape(o) if o.get("shape") is not None else None
+                     for o in outputs}
+            if outputs and len(texts) == 1 and None not in texts \
+                    and all(o.get("type") == "Tensor" for o in outputs):
+                tensor = True
+                shapes |= texts
             continue
         tensor |= outputs[0].get("type") == "Tensor"
         text = format_shape(outputs[0]) if outputs[0].get("shape") is not None else None
