@@ -310,3 +310,21 @@ def test_a_value_an_if_returns_has_the_shape_of_the_branch_that_ran():
     [relu] = [n for n, d in G.nodes(data=True) if d["kind"] == "aten::relu"]
     assert len(list(G.predecessors(relu))) == 2
     assert [e["shape"] for _, _, e in G.in_edges(relu, data=True)] == [[3, 2], [3, 2]]
+
+
+class _Unused(torch.nn.Module):
+    @torch.jit.unused
+    def slow_path(self, x):
+        return x * 2
+
+    def forward(self, x):
+        return self.slow_path(x) + 1
+
+
+def test_a_model_only_torchscript_cannot_run_is_drawn_with_a_note_not_refused():
+    """The compiled copy raises (an ``@torch.jit.unused`` call), the Python runs: not the
+    inputs' fault, so a note; inputs neither can take stay an error (test_bad_input)."""
+    view = visualize(_Unused(), mode="script", inputs=(torch.rand(2),))[0]
+    assert [n for n in view.notes if n.startswith("shapes not recorded:")
+            and "annotated to be ignored" in n]
+    assert view.capture.eager.error is None

@@ -593,18 +593,21 @@ def capture(target: Target, mode: str = "script",
             if done in ("script", "archive") and inputs is not None:
                 # one forward: an instrumented copy of the compiled code runs, and records
                 # what every value of the picture was (the model's Python, when there is
-                # one, runs only when lint asks what it executed: :attr:`Capture.eager`);
-                # the real model runs only when the copy raised (bad inputs are told in
-                # the model's own terms)
+                # one, runs only when lint asks what it executed, :attr:`Capture.eager`,
+                # or the copy raised)
                 compiled_run = run_compiled(scripted, inputs,
                                             getattr(target, "compilation_unit", None), entry)
+                if done == "script" and _runs_python(target):
+                    run_python = _eager_run_later(target.obj, inputs)
                 if compiled_run.error:
-                    _run_once(target, scripted, inputs, entry)
+                    # the model's Python decides: inputs it cannot take either are the
+                    # user's error (told as the compiled model raises it); a model only
+                    # TorchScript cannot run (an @torch.jit.unused call) gets a note
+                    if run_python is None or run_python().error:
+                        _run_once(target, scripted, inputs, entry)
                     notes.append(f"shapes not recorded: {compiled_run.error}")
                 elif compiled_run.unshaped:
                     notes.append(compiled_run.unshaped_note())
-                if done == "script" and _runs_python(target):
-                    run_python = _eager_run_later(target.obj, inputs)
         except CaptureError as exc:
             exc.warnings = list(recorded)
             raise
