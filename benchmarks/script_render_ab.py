@@ -10,7 +10,7 @@ checkout (``--before``; ``--after`` defaults to this one), so both import their 
 beside the same torch. In one invocation the two alternate, model by model and round by
 round (the order flips every round), so the machine's load falls on both alike. A child
 builds the model (not timed), then times ``visualize(model, mode="script", inputs=...)``
-and the DOT writer: once cold (what a CLI render pays: TorchScript compiles the model and
+and the DOT writer (wall and CPU time: on a shared machine the CPU time moves less): once cold (what a CLI render pays: TorchScript compiles the model and
 profiles its first runs) and twice warm (the best of them is shown). Layout is left out:
 both checkouts hand the same Graphviz a picture of the same size.
 
@@ -64,13 +64,15 @@ def model(key):
         return m, ([torch.rand(3, 320, 320)],)
 
 obj, inputs = model({key!r})
-times = []
+times, cpu = [], []
 for _ in range(3):
-    start = time.perf_counter()
+    start, own = time.perf_counter(), time.process_time()
     [view] = visualize(obj, mode="script", inputs=tuple(inputs))
     view.dot()
     times.append(time.perf_counter() - start)
+    cpu.append(time.process_time() - own)
 print(json.dumps({{"cold": times[0], "warm": min(times[1:]),
+                   "cold cpu": cpu[0], "warm cpu": min(cpu[1:]),
                    "nodes": view.graph.number_of_nodes(),
                    "shaped": sum(1 for _, d in view.graph.nodes(data=True)
                                  if d["kind"].startswith("aten::")
@@ -114,8 +116,9 @@ def main(argv=None) -> int:
           f"other processes' load while it ran: {load.value} CPUs; medians (min-max)")
     print()
     print("| model | IR nodes | aten outputs with a shape (before → after) | cold render before "
-          "| after | after ÷ before | warm render before | after | after ÷ before |")
-    print("|---|---|---|---|---|---|---|---|---|")
+          "| after | after ÷ before | warm render before | after | after ÷ before "
+          "| CPU after ÷ before (cold, warm) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     for key in keys:
         before, after = runs[key]["before"], runs[key]["after"]
         if not before or not after:
@@ -133,7 +136,7 @@ def main(argv=None) -> int:
         print(f"| {key} | {after[0]['nodes']:,} | {before[0]['shaped']:,} → "
               f"{after[0]['shaped']:,} | {cell(before, 'cold')} | {cell(after, 'cold')} "
               f"| {ratio('cold')} | {cell(before, 'warm')} | {cell(after, 'warm')} "
-              f"| {ratio('warm')} |")
+              f"| {ratio('warm')} | {ratio('cold cpu')}, {ratio('warm cpu')} |")
     return 0
 
 
