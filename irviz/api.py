@@ -109,7 +109,7 @@ def lint(*targets: object, select: list[str] | None = None,
     linted raises its error (an :class:`~irviz.errors.IrvizError` naming the file),
     where the CLI exits 2."""
     from .lint.gate import Gate
-    from .lint.runner import LintOptions
+    from .lint.layers.context import LintOptions
     from .lint.runner import lint as run_lint
 
     if not targets:

@@ -379,13 +379,13 @@ def _child_capture(req: dict) -> dict:
     Workspace and lint gate as the CLI (``[tool.irviz]`` found from the model file)."""
     import torch
 
-    from .commands.common import start
+    from .compat import check_torch
     from .config import load_config
     from .errors import UsageError
     from .render.dot import RenderOptions
     from .workspace import Workspace
 
-    start()
+    check_torch()
     torch.manual_seed(0)   # random weights and inputs: the same picture on every build
     model_file = Path(req["target"].split(":", 1)[0])
     config = load_config(model_file.resolve().parent if model_file.exists() else None)

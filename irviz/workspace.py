@@ -223,7 +223,7 @@ class Workspace:
 
     def lint(self, target: Target, options=None):
         """Every lint finding for ``target`` before the gate (selection, per-file
-        ignores, noqa), and the run's notes: a :class:`~irviz.lint.runner.TargetRun`.
+        ignores, noqa), and the run's notes: a :class:`~irviz.lint.layers.context.TargetRun`.
         Its captures and graphs are this workspace's, so a picture drawn afterwards
         costs no second capture."""
         from .lint.runner import lint_target
@@ -237,8 +237,8 @@ class Workspace:
         return self._lint[key]
 
     def lint_options(self, mode: str = "both"):
-        """The :class:`~irviz.lint.runner.LintOptions` ``[tool.irviz]`` asks for, in ``mode``."""
-        from .lint.runner import LintOptions
+        """The :class:`~irviz.lint.layers.context.LintOptions` ``[tool.irviz]`` asks for, in ``mode``."""
+        from .lint.layers.context import LintOptions
 
         return LintOptions(mode=mode, dynamic_dims=list(self.config.dynamic_dims),
                            show_unconfirmed=bool(self.config.show_unconfirmed))

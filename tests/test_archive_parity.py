@@ -235,7 +235,7 @@ def test_debug_info_reader_builds_plain_data_only(tmp_path):
     import pickle
     import zipfile
 
-    from irviz.ir.archive_debug import ArchiveDebugInfo
+    from irviz.location import ArchiveDebugInfo
 
     marker = tmp_path / "ran"
 

@@ -17,7 +17,7 @@ from irviz.frontends import trace_graph
 from irviz.frontends.capture import capture
 from irviz.frontends.inputs import ExampleInputs
 from irviz.frontends.loader import target_of
-from irviz.ir.build import _Builder
+from irviz.ir.build_script import ScriptBuilder
 from irviz.ir.check import check_graph
 from irviz.workspace import Workspace
 
@@ -79,7 +79,7 @@ def test_a_plain_module_tree_is_drawn_without_the_traced_module_as_the_traced_mo
     new = graph_of(cap)
     check_graph(new)
     assert cap.compiled is None  # drawing it made no TracedModule
-    old = _Builder(replace(cap, trace_graph=None)).build()  # makes it: the old route
+    old = ScriptBuilder(replace(cap, trace_graph=None)).build()  # makes it: the old route
     assert isinstance(cap.scripted, torch.jit.ScriptModule)
     assert old.number_of_nodes() == new.number_of_nodes() > 30
     assert _differences(old, new) == []
@@ -193,7 +193,7 @@ def test_a_call_after_a_renamed_or_dead_node_sits_where_the_traced_module_has_it
     sub = [n.kind() for n in tg.nodes].index("aten::sub")
     assert tg.calls[1].path == "id" and tg.calls[1].anchor == ("node", sub)
     new = graph_of(cap)
-    old = _Builder(replace(cap, trace_graph=None)).build()
+    old = ScriptBuilder(replace(cap, trace_graph=None)).build()
     assert _differences(old, new) == []
     modules = [b.get("module") for b in new.graph["blocks"].values()]
     assert modules.index("id") < modules.index("id2") < modules.index("b")
@@ -320,5 +320,5 @@ def test_library_models_are_drawn_node_for_node_as_their_traced_module(factory):
     cap = ws.capture(target, "trace")
     assert cap.trace_graph is not None
     new = graph_of(cap)
-    old = _Builder(replace(cap, trace_graph=None)).build()
+    old = ScriptBuilder(replace(cap, trace_graph=None)).build()
     assert _differences(old, new) == []

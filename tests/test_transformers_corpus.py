@@ -24,7 +24,8 @@ import pytest
 pytest.importorskip("transformers")
 
 from irviz.lint.gate import Gate  # noqa: E402
-from irviz.lint.runner import LintOptions, lint  # noqa: E402
+from irviz.lint.layers.context import LintOptions  # noqa: E402
+from irviz.lint.runner import lint  # noqa: E402
 from irviz.workspace import Workspace  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "transformers_models.py"

@@ -117,7 +117,7 @@ class _Finder:
         data = self.G.nodes[node]
         code = (data.get("code") or "").strip()
         if not code:
-            from ..ir.source import source_line
+            from ..location import source_line
 
             code = (source_line(self._location(node)) or "").strip()
         code = code.split("  #")[0].rstrip(":").strip()

@@ -14,7 +14,6 @@ import networkx as nx
 
 from ..frontends.capture import Capture
 from ..ir.build import build_graph
-from ..ir.build_export import build_export_graph
 from ..perf import gc_paused
 from .checks import annotate_checks
 from .compiled_shapes import annotate_compiled_shapes
@@ -78,8 +77,6 @@ def run_step(step: Step, G: nx.DiGraph, cap: Capture) -> None:
 def graph_of(cap: Capture) -> nx.DiGraph:
     """The bare IR graph (no analyses), built with the collector paused."""
     with gc_paused():
-        if cap.exported is not None:   # --mode export, a .pt2
-            return build_export_graph(cap)
         return build_graph(cap)
 
 

@@ -25,7 +25,7 @@ import re
 import networkx as nx
 
 from ..frontends.capture import Capture, CapturedWarning
-from ..ir.source import source_line
+from ..location import source_line
 from ..paths import is_torch_file, torch_relative
 
 #: TracerWarning prefixes that mean a Python value was frozen into the trace

@@ -59,8 +59,9 @@ def run(request: LintRequest, workspace) -> int:
     make_workspace = workspace if callable(workspace) else (lambda: workspace)
     made: list = []
     try:
-        from ..lint.batch import BatchOptions, lint_batch, settings_of
+        from ..lint.batch import BatchOptions, lint_batch
         from ..lint.gate import Gate
+        from ..lint.session import settings_of
         from ..output import check_output_file
 
         check_output_file(request.output)
@@ -82,7 +83,7 @@ def run(request: LintRequest, workspace) -> int:
         def prepare():
             """Torch, the workspace and the lint options: only when something is linted."""
             start()
-            from ..lint.runner import LintOptions
+            from ..lint.layers.context import LintOptions
             from ..perf import freeze_loaded_objects
 
             ws = make_workspace()

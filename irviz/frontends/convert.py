@@ -30,6 +30,7 @@ from typing import Any, Iterator
 import torch
 
 from ..errors import CaptureError
+from ..location import ArchiveDebugInfo, node_locations
 from ..paths import display_path
 from .inputs import ExampleInputs
 from .records import Target
@@ -205,11 +206,7 @@ def fixed_length_lists(graph, locate=lambda node: None) -> list[tuple[str | None
 def _found(node, debug) -> str | None:
     """A node's ``path:line:col``: the user's when known (an archive's debug info keeps
     it), else the innermost."""
-    from ..ir.source import node_locations
-
-    source, user = node_locations(node)
-    if user is None and debug is not None and node.sourceRange().startswith("Serialized"):
-        user = debug.original(node.sourceRange())
+    source, user = node_locations(node, debug)
     return user or source
 
 
@@ -241,8 +238,6 @@ def node_locations_in(target: Target, nodes: list) -> list[str | None]:
 def _debug_info(target: Target):
     if target.kind != "archive" or target.source_file is None:
         return None
-    from ..ir.archive_debug import ArchiveDebugInfo
-
     return ArchiveDebugInfo(target.source_file)
 
 

@@ -38,7 +38,7 @@ import torch
 
 from ..paths import IRVIZ_DIR, is_inside, is_stdlib_file, is_torch_file
 from .model import HIGHER_ORDER_BODIES
-from .source import source_line
+from ..location import source_line
 
 __all__ = ["build_export_graph", "export_kind"]
 

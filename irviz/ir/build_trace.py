@@ -30,10 +30,11 @@ import torch
 
 from ..frontends.capture import Capture
 from ..frontends.trace_graph import CONVERSIONS as _CONVERSIONS
-from .build import (_arg_names, _attr_repr, _Builder, _class_name, _ins, _join,
-                    constant_label)
+from ..frontends.graph_walk import ins as _ins
+from .build_common import attr_repr, class_name, constant_label, join_path, node_arg_names
+from .build_script import ScriptBuilder
 from .model import demangle, tensor_info, value_info
-from .source import node_locations
+from ..location import node_locations
 
 
 
@@ -102,7 +103,7 @@ class _Method:
         return nid
 
 
-class _TraceBuilder(_Builder):
+class _TraceBuilder(ScriptBuilder):
     def __init__(self, capture: Capture):
         super().__init__(capture)
         self.tg = capture.trace_graph
@@ -286,7 +287,7 @@ class _TraceBuilder(_Builder):
     def build(self) -> nx.DiGraph:
         tg = self.tg
         self._analyse()
-        root_class = _class_name(tg.root)
+        root_class = class_name(tg.root)
         self._container("root", "graph", None, owner=None, label=root_class,
                         module="", **{"class": root_class}, depth=0)
         self.refs: dict[int, tuple] = {}  # value unique -> (ref, calls it came through)
@@ -370,8 +371,8 @@ class _TraceBuilder(_Builder):
                 "user_source": None, "scope": base, "scope_class": scope_class,
                 "block": method.block, "subgraph_of": None,
                 "outputs": [tensor_info(tg.state[i][1], name)],
-                "inputs": [[f"module:{_join(base, owner) if owner else base}"]],
-                "attributes": {"name": name}, "hidden": True, "target": _join(base, rel)})
+                "inputs": [[f"module:{join_path(base, owner) if owner else base}"]],
+                "attributes": {"name": name}, "hidden": True, "target": join_path(base, rel)})
             method.params[i] = nid
 
     def _open_call(self, k: int) -> None:
@@ -413,7 +414,7 @@ class _TraceBuilder(_Builder):
             names = self._names_of[cls] = (cls.__name__, _qualified(module)) \
                 if _plain(cls) else None
         if names is None or _named_itself(module):
-            return _class_name(module), _qualified(module)
+            return class_name(module), _qualified(module)
         return names
 
     def _chain(self, k: int | None) -> tuple:
@@ -561,7 +562,7 @@ class _TraceBuilder(_Builder):
                                              "dtype": info["dtype"], "count": 1}
         label, hidden, weight, arg_names = None, False, None, None
         names = node.attributeNames()
-        attributes = {name: _attr_repr(node, name, None) for name in names} if names else {}
+        attributes = {name: attr_repr(node, name, None) for name in names} if names else {}
         outs = self.out_u[i]
         if kind == "prim::Constant":  # no schema (asking torch takes 2 µs)
             label, weight = constant_label(node, None, attributes, self.infos[outs[0]]["type"])
@@ -570,7 +571,7 @@ class _TraceBuilder(_Builder):
             key = tuple(types)
             arg_names = self._arg_names_of.get(key, False)
             if arg_names is False:
-                arg_names = self._arg_names_of[key] = _arg_names(node)
+                arg_names = self._arg_names_of[key] = node_arg_names(node)
             if kind == "prim::Uninitialized":
                 hidden = True
             elif kind in ("prim::ListConstruct", "prim::TupleConstruct") and inputs:

@@ -7,20 +7,16 @@ of a serial run without cache.
 """
 from __future__ import annotations
 
-import dataclasses
 import os
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .runner import LintOptions
 
 from .gate import Gate
 from .run_report import RunReport
+from .session import worker_settings
 from .spec_result import SpecResult, merge
 from .targets import expand_specs
 
-__all__ = ["BatchOptions", "lint_batch", "settings_of", "worker_workspace", "cpu_count"]
+__all__ = ["BatchOptions", "lint_batch", "cpu_count"]
 
 
 def cpu_count() -> int:
@@ -45,49 +41,6 @@ class BatchOptions:
     memory_mb: int = 4096
     #: ``--force-exclude``: files given one by one are treated as found in a folder
     force_exclude: bool = False
-
-
-def settings_of(config, inputs, options: dict, export: dict | None) -> dict:
-    """Everything besides files that changes a spec's findings, JSON-able and made
-    without torch: the cache key's settings. ``options`` are the LintOptions' fields."""
-    return {
-        "inputs": inputs,
-        "config": {k: v for k, v in dataclasses.asdict(config).items() if k != "source"},
-        "options": options,
-        "export": export,
-    }
-
-
-def _header(workspace, options: LintOptions) -> dict:
-    """What a worker needs to lint the way this run does."""
-    export = workspace.export_options
-    header = settings_of(workspace.config, workspace.inputs, dataclasses.asdict(options),
-                         None if export is None else {"strict": export.strict,
-                                                      "dynamic_dims": list(export.dynamic_dims)})
-    source = workspace.config.source
-    header["config_source"] = str(source) if source is not None else None
-    return header
-
-
-def worker_workspace(header: dict):
-    """A worker's Workspace and LintOptions from the parent's :func:`_header`."""
-    from ..commands.common import start
-    from ..config import Config, load_config
-    from ..perf import freeze_loaded_objects
-    from ..workspace import Workspace
-
-    start()
-    source = header["config_source"]
-    config = load_config(path=source) if source else Config()
-    workspace = Workspace(inputs=header["inputs"], config=config)
-    export = header["export"]
-    if export is not None:
-        workspace.set_export_options(header["options"]["mode"], export["strict"],
-                                     tuple(export["dynamic_dims"]))
-    freeze_loaded_objects()
-    from .runner import LintOptions
-
-    return workspace, LintOptions(**header["options"])
 
 
 def _as_found_in_a_folder(expanded: list[tuple[str, bool]], config, root
@@ -144,7 +97,7 @@ def lint_batch(config, settings: dict, specs: list[str], gate: Gate, batch: Batc
         if batch.jobs > 1 and len(todo) > 1:
             from .parallel import run_parallel
 
-            results.update(run_parallel(_header(workspace, options), todo, batch.jobs,
+            results.update(run_parallel(worker_settings(workspace, options), todo, batch.jobs,
                                         batch.timeout, batch.memory_mb))
         else:
             from .runner import lint_spec

@@ -185,7 +185,7 @@ def worker_main() -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)          # the model's prints (Python's and C's) go to stderr
     sys.stdout = sys.stderr
-    from .batch import worker_workspace
+    from .session import worker_workspace
     from .runner import lint_spec
 
     header = sys.stdin.readline()

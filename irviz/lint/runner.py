@@ -17,13 +17,10 @@ from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
 from .gate import Gate
 from .layers import EXPORT_LAYERS, LAYERS, Layer
-from .layers.context import (  # noqa: F401 - re-exported: what other modules import from here
-    CONFIRM_ONLY, RANDOM_OPS, TRACER_RULES, LayerContext, LintOptions, TargetRun, _Findings,
-    _forward_location)
-from .layers.certainties import TRAINING_OPS  # noqa: F401 - re-exported
+from .layers.context import Findings, LayerContext, LintOptions, TargetRun
 from .run_report import RunReport
 from .spec_result import SpecResult, merge
-from .targets import expand_specs, spec_location  # noqa: F401 - expand_specs re-exported
+from .targets import expand_specs, spec_location
 
 MODES = ("both", "script", "trace")
 
@@ -31,7 +28,7 @@ MODES = ("both", "script", "trace")
 def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
     """Every finding for one loaded model (before the gate), from ``workspace``'s
     captures and graphs."""
-    ctx = LayerContext(workspace, target, options, TargetRun(target), _Findings(target))
+    ctx = LayerContext(workspace, target, options, TargetRun(target), Findings(target))
     for layer in _layers(options):
         if all(ctx.has(need) for need in layer.needs):
             layer.run(ctx)

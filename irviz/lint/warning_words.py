@@ -21,7 +21,7 @@ def first_sentence(text: str) -> str:
 def rule_words(message: str, filename: str, lineno: int) -> str | None:
     """``<the rule's message> (lint rule IRV1xx)`` when a tracer rule recognises
     ``message``; not ``CODE message``, which reads as a finding the lint gate let through."""
-    from ..ir.source import source_line
+    from ..location import source_line
     from .layers.context import TRACER_RULES
 
     rule = next((r for prefix, r in TRACER_RULES if message.startswith(prefix)), None)

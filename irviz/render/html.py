@@ -34,7 +34,7 @@ from ..analyses.cost import cost_model, cost_of
 from ..analyses.memory import BYTES
 from ..analyses.profile_times import PROFILE
 from ..ir.model import CALL_KINDS, format_shape, is_folded
-from ..ir.source import source_line, split_location
+from ..location import source_line, split_location
 from .dot import DotResult
 from .escape import json_dumps, xml_text
 from .labels import evidence_line

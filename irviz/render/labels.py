@@ -21,7 +21,7 @@ from ..analyses.memory import BYTES
 from ..analyses.parallelism import critical_nodes
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
-from ..ir.source import short_location, source_line
+from ..location import short_location, source_line
 from .profile_overlay import ProfileOverlay, fmt_bytes, fmt_us
 from .escape import HtmlLabel, dot_html, truncate
 from .plan import (DrawPlan, RenderOptions, call_method, call_name, call_numbers, call_type,

@@ -30,7 +30,7 @@ from ..analyses.checks import CHECK, checks_at
 from ..analyses.traced_control_flow import python_method
 from ..analyses.unrolled_loops import unrolled_runs
 from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
-from ..ir.source import split_location
+from ..location import split_location
 from ..paths import is_installed_library_file
 from ..perf import gc_paused
 

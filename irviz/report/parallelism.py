@@ -19,7 +19,7 @@ from ..analyses import fork_wait as fw, parallelism as par
 from ..analyses.cost import cost_model, cost_of
 from ..paths import display_path
 from .. import __version__
-from ..ir.source import short_location, split_location
+from ..location import short_location, split_location
 from ..render.escape import display, json_dumps, xml_text
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ...frontends.capture import Capture
 from ...paths import display_path
-from .context import LayerContext, TargetRun, _Findings, _real_path, _watched
+from .context import Findings, LayerContext, TargetRun, real_path, watched_file
 
 
 def run(ctx: LayerContext) -> None:
@@ -24,21 +24,21 @@ class _CallSites:
     led to."""
 
     def __init__(self, cap: Capture, user_file: str):
-        self._user = _real_path(user_file)
+        self._user = real_path(user_file)
         self._lines: dict[str, dict[int, dict[tuple[str, int], None]]] = {}
         try:  # a trace drawn without its TracedModule: its graph is already inlined
             graph = (cap.trace_graph.graph if cap.trace_graph is not None
                      else cap.scripted.inlined_graph)
         except (AttributeError, RuntimeError):
             return
-        from ...ir.source import traced_stack
+        from ...location import traced_stack
 
         known: dict[str, tuple[str, bool]] = {}  # path -> (real path, watched)
         for text in {_range(node) for node in _all_nodes(graph)} - {""}:
             frames = traced_stack(text)
             for path, _ in frames:
                 if path not in known:
-                    known[path] = (_real_path(path), _watched(path))
+                    known[path] = (real_path(path), watched_file(path))
             user = next((i for i, (path, _) in enumerate(frames)
                          if known[path][0] == self._user), None)
             if not user:  # no frame of the model's file, or the node is its own line
@@ -52,7 +52,7 @@ class _CallSites:
     def of(self, path: str, line: int) -> list[tuple[str, int]]:
         """The calls in the model's file that led into the function around ``path:line``
         (its own line when it is in no function); ``[]`` when the trace shows none."""
-        real = _real_path(path)
+        real = real_path(path)
         lines = self._lines.get(real)
         if not lines or real == self._user:
             return []
@@ -103,16 +103,16 @@ def _functions(path: str, stamp: int) -> tuple[tuple[int, int], ...]:
                  if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)))
 
 
-def _add_call_sites(run: TargetRun, findings: _Findings) -> None:
+def _add_call_sites(run: TargetRun, findings: Findings) -> None:
     """Findings in other files than the model's own (a library it wraps) that no layer
     related yet get the model's lines whose calls led there, when the trace shows them."""
     user_file = run.target.source_file
     if run.trace is None or user_file is None or run.target.kind not in ("module",
                                                                          "function"):
         return
-    user = _real_path(str(user_file))
+    user = real_path(str(user_file))
     outside = [key for key, d in findings.found.items()
-               if not d.related and _real_path(d.path) != user]
+               if not d.related and real_path(d.path) != user]
     if not outside:
         return
     sites = _CallSites(run.trace, str(user_file))

@@ -17,7 +17,8 @@ from ..diagnostic import Evidence
 from ..rules.tracing import (ContainerInput, DictOrNonTensorOutput, InputDeviceBaked,
                              TracedInTrainingMode)
 from ..source.statements import reads_attribute
-from .context import LayerContext, _code_at, _forward_location, _split
+from .context import (LayerContext, code_at as _code_at,
+                      forward_location as _forward_location, split_where as _split)
 
 #: the training flag of each op that behaves differently in training
 TRAINING_OPS = {"aten::dropout": "train", "aten::feature_dropout": "train",

@@ -84,7 +84,7 @@ class TargetRun:
     verification: Any = None
 
 
-class _Findings:
+class Findings:
     """Collects findings of one model; the same rule on the same line from several layers
     is one finding whose ``layers`` lists them all."""
 
@@ -142,7 +142,7 @@ class LayerContext:
     target: Target
     options: LintOptions
     run: TargetRun
-    findings: _Findings
+    findings: Findings
     #: the source layer's facts, reported once the captures say what ran
     facts: list = field(default_factory=list)
     #: why scripting the model failed
@@ -181,25 +181,25 @@ NEEDS = ("source facts", "findings", "trace", "trace warnings", "trace_graph", "
          "graph", "script_error", "trace_error", "capture_error")
 
 
-def _split(location: str | None) -> tuple | None:
+def split_where(location: str | None) -> tuple | None:
     if not location:
         return None
     path, line, col = location.rsplit(":", 2)
     return path, int(line), int(col)
 
 
-def _forward_location(target: Target) -> tuple | None:
+def forward_location(target: Target) -> tuple | None:
     """``(file, line, column)`` of the model's ``forward``: where a finding with no line
     of its own goes (the capture puts warnings of that kind there too)."""
     found = forward_source(target)
     return (*found, 1) if found else None
 
 
-def _code_at(location: tuple) -> str:
+def code_at(location: tuple) -> str:
     """The source line, without a trailing comment."""
     import re
 
-    from ...ir.source import source_line
+    from ...location import source_line
 
     text = source_line(f"{location[0]}:{location[1]}:1") or ""
     return re.sub(r"\s+#.*$", "", text)
@@ -209,7 +209,7 @@ def _code_at(location: tuple) -> str:
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def _first_line(text: str, width: int = 120) -> str:
+def first_line(text: str, width: int = 120) -> str:
     """The first line of an error for a finding's message, without memory addresses: they
     change from one process to the next, and a finding must read the same in every run
     (``--jobs`` workers, the cache)."""
@@ -218,7 +218,7 @@ def _first_line(text: str, width: int = 120) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def _location_in(exc: CaptureError) -> str | None:
+def location_in(exc: CaptureError) -> str | None:
     """``path:line:1`` from a capture error's " at path:line" (the user's frame)."""
     m = _AT.search(exc.message)
     return f"{m.group(1)}:{m.group(2)}:1" if m else None
@@ -228,7 +228,7 @@ def _location_in(exc: CaptureError) -> str | None:
 _AT = re.compile(r" at (.+?):(\d+)(?: \(called from (.+?):(\d+)\))?(?::|$)")
 
 
-def _called_from_in(exc: CaptureError) -> tuple[tuple[str, int, str], ...]:
+def called_from_in(exc: CaptureError) -> tuple[tuple[str, int, str], ...]:
     """The user's call site a capture error names (" (called from model.py:31)")."""
     m = _AT.search(exc.message)
     if m and m.group(3):
@@ -236,18 +236,18 @@ def _called_from_in(exc: CaptureError) -> tuple[tuple[str, int, str], ...]:
     return ()
 
 
-class _RanLines:
+class RanLines:
     """The lines of the model's code one capture's run of its Python executed (the trace's
     run, or the scripted capture's eager run), asked by file."""
 
     def __init__(self, executed: frozenset[tuple[str, int]]):
         self._by_file: dict[str, set[int]] = {}
         for filename, line in executed:
-            self._by_file.setdefault(_real_path(filename), set()).add(line)
+            self._by_file.setdefault(real_path(filename), set()).add(line)
         self._paths: dict[str, str | None] = {}  # as asked -> real path, None: not watched
 
     @classmethod
-    def of(cls, *captures: Capture | None) -> _RanLines | None:
+    def of(cls, *captures: Capture | None) -> RanLines | None:
         """The first of ``captures`` whose run of the model's Python went through; None when
         there is none (no inputs, an archive, an eager run that raised part-way)."""
         for cap in captures:
@@ -259,7 +259,7 @@ class _RanLines:
         """Whether one of ``lines`` of ``path`` ran; None when the recorder does not watch
         the file (torch's, the standard library's): no evidence either way."""
         if path not in self._paths:
-            self._paths[path] = _real_path(path) if _watched(path) else None
+            self._paths[path] = real_path(path) if watched_file(path) else None
         real = self._paths[path]
         if real is None:
             return None
@@ -267,7 +267,7 @@ class _RanLines:
         return any(line in ran for line in lines)
 
 
-def _watched(path: str) -> bool:
+def watched_file(path: str) -> bool:
     """Whether the line recorder watches ``path``'s code (it leaves out torch's, irviz's and
     the standard library's): a file it does not watch gives no evidence either way."""
     from ...frontends.eager_run import LineRecorder
@@ -275,7 +275,7 @@ def _watched(path: str) -> bool:
     return LineRecorder.watches(path)
 
 
-def _real_path(path: str) -> str:
+def real_path(path: str) -> str:
     """One spelling of a file for ``inspect``'s path and a code object's ``co_filename``
     (relative to the working directory, through symlinks)."""
     return os.path.normcase(os.path.realpath(os.path.abspath(path)))

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from ...analyses.graph_diff import script_trace_divergence
 from ..rules.tracing import TraceScriptDivergence
-from .context import LayerContext, TargetRun, _code_at, _Findings, _RanLines, _split
+from .context import LayerContext, TargetRun, code_at, Findings, RanLines, split_where
 
 
 def run(ctx: LayerContext) -> None:
@@ -13,11 +13,11 @@ def run(ctx: LayerContext) -> None:
     _divergence_layer(ctx.run, ctx.findings)
 
 
-def _divergence_layer(run: TargetRun, findings: _Findings) -> None:
-    ran = _RanLines.of(run.trace)
+def _divergence_layer(run: TargetRun, findings: Findings) -> None:
+    ran = RanLines.of(run.trace)
     for item in script_trace_divergence(run.script_graph, run.trace_graph):
-        where = _split(item["source"])
+        where = split_where(item["source"])
         if ran is not None and where and ran.any_ran(where[0], (where[1],)) is False:
             continue  # the trace never ran this code (an untaken branch): it froze nothing here
         findings.report(TraceScriptDivergence, where, "script-vs-trace", kind=item["kind"],
-                        expr=item["code"] or _code_at(where))
+                        expr=item["code"] or code_at(where))

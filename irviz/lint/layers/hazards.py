@@ -7,7 +7,7 @@ import networkx as nx
 
 from ...analyses import fork_wait as fw, parallelism as par
 from ..registry import REGISTRY
-from .context import LayerContext, _code_at, _Findings, _split
+from .context import LayerContext, code_at, Findings, split_where
 
 
 def run(ctx: LayerContext) -> None:
@@ -15,17 +15,17 @@ def run(ctx: LayerContext) -> None:
     _hazard_layer(ctx.graph, ctx.findings)
 
 
-def _hazard_layer(G: nx.DiGraph, findings: _Findings) -> None:
+def _hazard_layer(G: nx.DiGraph, findings: Findings) -> None:
     """Fork/wait hazards of :mod:`irviz.analyses.parallelism`: each is named after the
     rule that reports it."""
     from ...analyses.cost import FORK_OVERHEAD_US
 
     for hazard in par.hazards(G):
-        where = _split(hazard.source)
+        where = split_where(hazard.source)
         if hazard.code not in REGISTRY.names() or where is None:
             continue
         rule = REGISTRY.get(hazard.code)
         region = fw.region(G.nodes[hazard.node])
         findings.report(rule, where, "ir", callee=region.callee if region else "",
-                        expr=_code_at(where), cost=f"{hazard.task_cost or 0:.0f} us",
+                        expr=code_at(where), cost=f"{hazard.task_cost or 0:.0f} us",
                         overhead=f"{FORK_OVERHEAD_US:.0f} us")

@@ -9,7 +9,7 @@ from ...analyses import fork_wait as fw
 from ...frontends.records import Target
 from ..rules.fork_wait import ForkUnderTrace
 from ..rules.tracing import OutputIndependentOfInput, RandomOpInTrace
-from .context import RANDOM_OPS, LayerContext, _Findings, _forward_location, _split
+from .context import RANDOM_OPS, LayerContext, Findings, forward_location, split_where
 
 
 def run(ctx: LayerContext) -> None:
@@ -17,11 +17,11 @@ def run(ctx: LayerContext) -> None:
     _ir_layer(ctx.target, ctx.run.trace_graph, ctx.findings)
 
 
-def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
+def _ir_layer(target: Target, G: nx.DiGraph, findings: Findings) -> None:
     """Patterns in the traced graph."""
-    forward = _forward_location(target)
+    forward = forward_location(target)
     for node, data in G.nodes(data=True):
-        where = _split(data.get("user_source")) or forward
+        where = split_where(data.get("user_source")) or forward
         kind = data["kind"]
         if where is None:
             continue
@@ -40,7 +40,7 @@ def _ir_layer(target: Target, G: nx.DiGraph, findings: _Findings) -> None:
         outs = [p for ps in G.nodes[outs[0]]["inputs"] for p in ps]
     for index, producer in enumerate(outs):
         if producer not in reachable:
-            where = _split(G.nodes[producer].get("user_source")) or forward
+            where = split_where(G.nodes[producer].get("user_source")) or forward
             if where:
                 findings.report(OutputIndependentOfInput, where, "ir", index=index)
 

@@ -7,7 +7,7 @@ from ...analyses.graph_diff import first_divergence
 from ...frontends.inputs import parse_dynamic_dims
 from ...frontends.retrace import retrace
 from ..rules.tracing import ShapeSpecializedTrace
-from .context import RANDOM_OPS, LayerContext, TargetRun, _Findings, _forward_location, _split
+from .context import RANDOM_OPS, LayerContext, TargetRun, Findings, forward_location, split_where
 
 
 def run(ctx: LayerContext) -> None:
@@ -16,17 +16,17 @@ def run(ctx: LayerContext) -> None:
                    ctx.findings)
 
 
-def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: _Findings) -> None:
+def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: Findings) -> None:
     again = retrace(run.trace, dynamic)
     if again is None:
         return
     if again.error:
         run.notes.append(f"{run.target.spec}: re-trace skipped: {again.error}")
-    forward = _forward_location(run.target)
+    forward = forward_location(run.target)
     if again.capture is not None:
         diff = first_divergence(run.trace_graph, workspace.graph(again.capture, needs=()))
         if diff is not None:
-            where = _split(diff["source"]) or forward
+            where = split_where(diff["source"]) or forward
             detail = f"traced again with {again.change}, {_in_words(diff)}"
             if where:
                 findings.report(ShapeSpecializedTrace, where, "retrace", detail=detail)

@@ -15,8 +15,8 @@ from ..rules.passthrough import TraceFailed
 from ..rules.scripting import NotScriptable, TracedModuleInsideScript
 from ..rules.tracing import DictOrNonTensorOutput
 from .context import (
-    LayerContext, TargetRun, _called_from_in, _Findings, _first_line, _forward_location,
-    _location_in, _split)
+    LayerContext, TargetRun, called_from_in, Findings, first_line, forward_location,
+    location_in, split_where)
 
 
 def _raises_on_inputs(ctx: LayerContext) -> str | None:
@@ -58,7 +58,7 @@ def run_error(ctx: LayerContext) -> None:
         compiles = " (it compiles with torch.jit.script)"
     elif script is not None:
         compiles = " (and torch.jit.script cannot compile it)"
-    where = _location_in(trace) if trace is not None else None
+    where = location_in(trace) if trace is not None else None
     at = f" at {where.rsplit(':', 1)[0]}" if where else ""
     raise CaptureError(
         f"{ctx.target.spec} raises on its example inputs{at}{compiles}: {raised}",
@@ -71,12 +71,12 @@ def trace_failed(ctx: LayerContext) -> None:
     source layer said why (a dict output)."""
     exc = ctx.trace_error
     findings = ctx.findings
-    where = _split(_location_in(exc)) or _forward_location(ctx.target)
+    where = split_where(location_in(exc)) or forward_location(ctx.target)
     explained = any(f.rule is DictOrNonTensorOutput for f in ctx.facts)
     if where and not explained:  # a dict output: the source layer said why
         findings.report(TraceFailed, where, "trace",
-                        text=_first_line(exc.message.split(": ", 1)[-1]))
-        findings.relate(TraceFailed.code, where, _called_from_in(exc))
+                        text=first_line(exc.message.split(": ", 1)[-1]))
+        findings.relate(TraceFailed.code, where, called_from_in(exc))
 
 
 def not_scriptable(ctx: LayerContext) -> None:
@@ -87,12 +87,12 @@ def not_scriptable(ctx: LayerContext) -> None:
     script_error = ctx.script_error
     if script_error.raised_on_inputs:
         return  # it compiles: a run error (:func:`run_error`)
-    located = _split(_location_in(script_error))
-    where = located or _forward_location(ctx.target)
+    located = split_where(location_in(script_error))
+    where = located or forward_location(ctx.target)
     if not where:
         return
     ctx.findings.report(NotScriptable, where, "script-vs-trace",
-                        text=_first_line(script_error.message.split(": ", 1)[-1]))
+                        text=first_line(script_error.message.split(": ", 1)[-1]))
     in_library = is_installed_library_file(where[0]) if located else _holds_library(ctx)
     if ctx.run.trace is not None and in_library:
         key = (NotScriptable.code, ctx.findings.key_path(where[0]), int(where[1]))
@@ -125,7 +125,7 @@ def traced_submodules(ctx: LayerContext) -> None:
     _traced_submodules(ctx.run, ctx.findings)
 
 
-def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
+def _traced_submodules(run: TargetRun, findings: Findings) -> None:
     obj = run.target.obj
     if not isinstance(obj, torch.nn.Module) or run.script_graph is None:
         return
@@ -139,6 +139,6 @@ def _traced_submodules(run: TargetRun, findings: _Findings) -> None:
             continue
         sites = [info.get("user_source") for info in run.script_graph.graph["blocks"].values()
                  if info["kind"] == "method" and info.get("module") == name]
-        where = _split(next((s for s in sites if s), None)) or _forward_location(run.target)
+        where = split_where(next((s for s in sites if s), None)) or forward_location(run.target)
         if where:
             findings.report(TracedModuleInsideScript, where, "ir", expr=f"self.{name}")

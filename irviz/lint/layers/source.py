@@ -7,7 +7,7 @@ before the captures, :func:`report` after them, when they say which lines ran.
 from __future__ import annotations
 
 from .. import evidence
-from .context import LayerContext, TargetRun, _Findings, _RanLines
+from .context import LayerContext, TargetRun, Findings, RanLines
 
 
 def facts(ctx: LayerContext) -> None:
@@ -21,7 +21,7 @@ def report(ctx: LayerContext) -> None:
     """Report :func:`facts` against the lines the trace's run, else the scripted capture's
     eager run, executed (none with ``--no-exec``)."""
     run = ctx.run
-    _report_source(ctx.facts, _RanLines.of(run.trace, run.script), ctx.findings, run)
+    _report_source(ctx.facts, RanLines.of(run.trace, run.script), ctx.findings, run)
 
 
 def _ast_layer(target, run: TargetRun) -> list:
@@ -47,7 +47,7 @@ def _needs_run_evidence() -> frozenset:
     return frozenset(checks_tracing.RULES)
 
 
-def _report_source(facts: list, ran: _RanLines | None, findings: _Findings,
+def _report_source(facts: list, ran: RanLines | None, findings: Findings,
                    run: TargetRun) -> None:
     """Report the source layer's facts; with ``ran``, a tracing one only when a line of its
     code ran (:func:`_needs_run_evidence`). Without it (no inputs, ``--no-exec``) they are

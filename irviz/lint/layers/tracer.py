@@ -11,7 +11,7 @@ from ...paths import display_path
 from ..rules.passthrough import UnclassifiedTracerWarning
 from ..rules.scripting import LibraryTracerWarning
 from .context import (
-    CONFIRM_ONLY, TRACER_RULES, LayerContext, _code_at, _Findings, _forward_location)
+    CONFIRM_ONLY, TRACER_RULES, LayerContext, code_at, Findings, forward_location)
 
 
 def run(ctx: LayerContext) -> None:
@@ -22,12 +22,12 @@ def run(ctx: LayerContext) -> None:
 
 
 def _tracer_layer(target: Target, warnings: Iterable[CapturedWarning],
-                  findings: _Findings) -> None:
+                  findings: Findings) -> None:
     """A finding for every TracerWarning torch raised while tracing ``target`` (a failed
     trace's warnings too: :attr:`CaptureError.warnings`), at the line it is attributed to.
     One raised in another file than the model's (a library the model calls into) also
     names the line of the model's file that called it (``related``: "called from")."""
-    forward = _forward_location(target)
+    forward = forward_location(target)
     for w in warnings:
         if w.category != "TracerWarning":
             continue
@@ -54,7 +54,7 @@ def _tracer_layer(target: Target, warnings: Iterable[CapturedWarning],
             for code in seen_here:  # and the call that led there is the warning's
                 findings.relate(code, location, related)
             continue
-        findings.report(rule, location, "trace", expr=_code_at(location), text=text)
+        findings.report(rule, location, "trace", expr=code_at(location), text=text)
         findings.relate(rule.code, location, related)
 
 

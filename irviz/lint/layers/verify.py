@@ -32,7 +32,8 @@ from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
                              TraceDivergesFromModel, TraceScriptDivergence)
 from ..source.statements import (assigned_names, deciding_lines, function_span, used_names,
                                  validates_only)
-from .context import RANDOM_OPS, LayerContext, _code_at, _forward_location, _split
+from .context import (RANDOM_OPS, LayerContext, code_at as _code_at,
+                      forward_location as _forward_location, split_where as _split)
 
 #: rules whose findings are a Python value the trace recorded as a constant
 BAKES_VALUES = tuple(r.code for r in (TensorToPythonNumber, NumpyInTrace, TensorIteration,

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from .. import evidence
 from .context import (
-    CONFIRM_ONLY, TRACER_RULES, LayerContext, LintOptions, TargetRun, _Findings, _first_line)
+    CONFIRM_ONLY, TRACER_RULES, LayerContext, LintOptions, TargetRun, Findings, first_line)
 
 
 def run(ctx: LayerContext) -> None:
@@ -14,7 +14,7 @@ def run(ctx: LayerContext) -> None:
     _weigh_evidence(ctx.workspace, ctx.run, ctx.findings, ctx.options)
 
 
-def _weigh_evidence(workspace, run: TargetRun, findings: _Findings,
+def _weigh_evidence(workspace, run: TargetRun, findings: Findings,
                     options: LintOptions) -> None:
     """Leave out the source findings the run contradicts or, in library code, does not
     confirm (:func:`irviz.lint.evidence.weigh`), and name in a note every TracerWarning
@@ -31,6 +31,6 @@ def _weigh_evidence(workspace, run: TargetRun, findings: _Findings,
             why = ("torch calls it safe for constant data, and the source shows no "
                    "input-derived data going in")
         else:
-            why = _first_line(message, 80)
+            why = first_line(message, 80)
         run.notes.append(f"{run.target.spec}: TracerWarning at {where} not reported as a "
                          f"finding: {why}")
