@@ -13,7 +13,7 @@ with ``IRVIZ_ISOLATED=1`` so the child does not isolate again, and:
   the deadline and the group kill are :mod:`irviz.childproc`'s, shared with
   ``--measure`` and the Sphinx directive);
 - names the signal when the child dies of one (SIGSEGV, SIGABRT, ...);
-- limits the child's memory (Linux: ``RLIMIT_DATA``, see :func:`_child_setup`), so a
+- limits the child's memory (Linux: ``RLIMIT_DATA``, see :func:`irviz.childproc.limits`), so a
   runaway allocation fails inside the child, whose CLI reports "ran out of memory";
 - removes the temporary files of a killed child's atomic writes (``.NAME.*.tmp``), so
   nothing half-written is left. A killed child never renames a temporary file into
@@ -57,15 +57,6 @@ _TEMP_RE = re.compile(r"^\..+\.[a-z0-9_]{8}\.tmp$")
 #: In a directory irviz writes files of its own naming into (``-o DIR/``, the current
 #: directory): only temporary files of those outputs (``.STEM.NAME.svg.*.tmp``).
 _DIR_TEMP_RE = re.compile(r"^\..+\.(svg|dot|json|html)\.[a-z0-9_]{8}\.tmp$")
-
-_CRASHES = {
-    "SIGSEGV": "a segmentation fault, e.g. in a native extension",
-    "SIGBUS": "a bus error, e.g. in a native extension",
-    "SIGILL": "an illegal instruction, e.g. in a native extension",
-    "SIGFPE": "an arithmetic fault in native code",
-    "SIGABRT": "e.g. a native extension or os.abort()",
-}
-
 
 def is_isolated() -> bool:
     """True inside the child of :func:`run_isolated`."""
@@ -173,73 +164,6 @@ def _remove_leftovers(dirs: list[tuple[Path, str | None]], before: set[Path]) ->
             pass
 
 
-def _child_setup(memory_mb: int):
-    """The ``preexec_fn`` of the child: memory limit and death with its parent (Linux).
-
-    The limit is ``RLIMIT_DATA`` rather than ``RLIMIT_AS``: both make a runaway
-    allocation fail (torch and Python report it), but ``RLIMIT_AS`` also counts
-    address space that is only reserved, so it breaks programs that reserve a lot
-    up front: wasmtime (the WebAssembly Graphviz engine) reserves 4 GiB for its
-    linear memory and fails under any limit below that.
-    """
-    if not sys.platform.startswith("linux"):
-        return None
-    import resource
-
-    limit = None
-    if memory_mb > 0:
-        limit = memory_mb * 2**20
-        _soft, hard = resource.getrlimit(resource.RLIMIT_DATA)
-        if hard != resource.RLIM_INFINITY and hard < limit:
-            limit = hard  # already tighter; setrlimit cannot raise a hard limit
-    prctl = None
-    try:
-        import ctypes
-
-        prctl = ctypes.CDLL(None, use_errno=True).prctl  # loaded here: no dlopen after fork
-    except (OSError, AttributeError):
-        pass
-
-    def setup() -> None:
-        if prctl is not None:
-            prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG: die if irviz is killed
-        if limit is not None:
-            resource.setrlimit(resource.RLIMIT_DATA, (limit, limit))
-
-    return setup
-
-
-def _binary(stream):
-    return getattr(stream, "buffer", None)
-
-
-def _relay(pipe, stream_name: str) -> None:
-    """Copy the child's pipe to our ``sys.stdout``/``sys.stderr`` as bytes arrive."""
-    dead = False
-    try:
-        while True:
-            chunk = os.read(pipe.fileno(), 65536)
-            if not chunk:
-                return
-            if dead:
-                continue
-            stream = getattr(sys, stream_name)
-            try:
-                binary = _binary(stream)
-                if binary is not None:
-                    binary.write(chunk)
-                    binary.flush()
-                else:
-                    stream.write(chunk.decode("utf-8", "replace"))
-                    stream.flush()
-            except (BrokenPipeError, ValueError, OSError):
-                if stream_name == "stdout":  # our reader left: let the child see EPIPE too
-                    return
-                dead = True  # stderr gone: keep draining so the child never blocks
-    finally:
-        pipe.close()
-
-
 def _error(message: str, hint: str) -> None:
     click.echo(IrvizError(message, hint=hint).format(), err=True)
 
@@ -264,7 +188,7 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     shown = shlex.join(argv)
     env = dict(os.environ, **{ISOLATED_ENV: "1"})
     env.pop(MEMORY_ENV, None)
-    setup = _child_setup(memory_mb)
+    setup = childproc.limits(memory_mb)
     if memory_mb > 0:
         if setup is None:
             click.echo(f"note: --memory-limit is not enforced on {sys.platform} (Linux only)",
@@ -297,7 +221,7 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
             return 3
         relays = []
         for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            t = threading.Thread(target=_relay, args=(pipe, name), daemon=True)
+            t = threading.Thread(target=childproc.relay, args=(pipe, name), daemon=True)
             t.start()
             relays.append(t)
         # at the deadline the group gets SIGTERM, then SIGKILL; after a normal exit,
@@ -322,32 +246,10 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
         if proc is not None and not finished and proc.poll() is None:
             childproc.kill_group(proc, 0.0)
 
-    if timed_out:
+    ended = childproc.explain(code, "the model's process", f" while irviz ran `{shown}`",
+                              timed_out=timed_out, timeout=timeout, memory_mb=memory_mb)
+    if timed_out or code < 0:
         _remove_leftovers(dirs, before)
-        _error(f"the model did not finish within {timeout:g} s (--timeout) while irviz ran "
-               f"`{shown}`; it may loop forever or be too slow",
-               hint="make the model or its example inputs smaller, or allow more time with "
-                    "--timeout SECONDS")
-        return 2
-    if code < 0:
-        _remove_leftovers(dirs, before)
-        try:
-            name = signal.Signals(-code).name
-        except ValueError:
-            name = f"signal {-code}"
-        limited = f" (limit {memory_mb} MB, --memory-limit)" if memory_mb > 0 else ""
-        if name == "SIGKILL":
-            _error(f"the model's process was killed (SIGKILL) while irviz ran `{shown}`; "
-                   "most likely the system ran out of memory and its OOM killer stopped it",
-                   hint="make the model or its example inputs smaller, or set --memory-limit "
-                        "MB below the machine's memory so it fails with a clear message")
-        else:
-            why = _CRASHES.get(name, "a fatal signal")
-            oom = (f"; a failed allocation in native code ends this way too, so it may have "
-                   f"run out of memory{limited}"
-                   if memory_mb > 0 and name in ("SIGABRT", "SIGSEGV") else "")
-            _error(f"the model's process crashed ({name}, {why}) while irviz ran `{shown}`",
-                   hint="it crashed in the model's code or a library it calls; set "
-                        "PYTHONFAULTHANDLER=1 to see the Python line where it crashed" + oom)
+        _error(ended.message, ended.hint)
         return 2
     return code

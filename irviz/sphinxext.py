@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -341,25 +340,23 @@ def capture_in_child(request: dict, result_file: Path, timeout: float, cwd: Path
         env = dict(os.environ, PYTHONPATH=os.pathsep.join(
             p for p in [str(cwd), *sys.path] if p))
         started = time.monotonic()
-        from .childproc import run
+        from . import childproc
 
         try:  # own session; at the deadline the whole group is killed (irviz.childproc)
-            done = run([sys.executable, "-m", "irviz.sphinxext", str(req_path), str(out_path)],
-                       timeout, stdout=subprocess.DEVNULL, cwd=cwd, env=env)
+            done = childproc.run([sys.executable, "-m", "irviz.sphinxext", str(req_path),
+                                  str(out_path)], timeout, stdout=subprocess.DEVNULL, cwd=cwd,
+                                 env=env)
         except OSError as exc:
             return {"error": f"could not start the capture process: {exc}"}
+        ended = childproc.explain(done.returncode, "the capture process", timed_out=done.timed_out,
+                                  timeout=timeout, timeout_option="irviz_timeout in conf.py")
         if done.timed_out:
-            return {"error": f"the capture did not finish within {timeout:g} s and was "
-                             f"stopped (a model that never returns?); raise irviz_timeout "
-                             f"in conf.py if it is only slow"}
+            return {"error": ended.message}
         tail = done.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
-        if done.returncode < 0:
-            name = signal.Signals(-done.returncode).name
-            return {"error": f"the capture process died of {name}"
-                             + (f":\n{tail}" if tail else "")}
-        if not out_path.is_file():
-            return {"error": f"the capture process exited with code {done.returncode} "
-                             f"and wrote no result" + (f":\n{tail}" if tail else "")}
+        if ended is not None or not out_path.is_file():
+            message = ended.message if ended is not None else \
+                "the capture process wrote no result"
+            return {"error": message + (f":\n{tail}" if tail else "")}
         data = out_path.read_bytes()
         result = json.loads(data)
         result["seconds"] = round(time.monotonic() - started, 2)

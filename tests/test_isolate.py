@@ -9,7 +9,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from click.testing import CliRunner
@@ -81,13 +80,12 @@ def write_model(tmp_path, name, source):
 
 
 def irviz(*args, env=None, timeout=60):
-    """`python -m irviz ARGS` in a fresh process: (CompletedProcess, seconds)."""
+    """`python -m irviz ARGS` in a fresh process; one that outlives ``timeout`` fails the
+    test (TimeoutExpired). How long it took is not asserted: no timing in unit tests."""
     environ = {k: v for k, v in os.environ.items() if k not in (ISOLATED_ENV, MEMORY_ENV)}
     environ.update(env or {})
-    started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "irviz", *map(str, args)], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "irviz", *map(str, args)], cwd=ROOT,
                           env=environ, capture_output=True, timeout=timeout)
-    return done, time.monotonic() - started
 
 
 def assert_clear_error(code, stderr, *fragments):
@@ -103,13 +101,12 @@ def test_an_endless_loop_times_out_and_leaves_nothing_behind(tmp_path):
     model = write_model(tmp_path, "loop.py", SPIN)
     out = tmp_path / "out"
     out.mkdir()
-    done, seconds = irviz("render", model, "--mode", "trace", "--isolate", "--timeout", "5",
-                          "-o", f"{out}/", env={"OUT_DIR": str(out)})
+    done = irviz("render", model, "--mode", "trace", "--isolate", "--timeout", "5",
+                 "-o", f"{out}/", env={"OUT_DIR": str(out)})
     stderr = done.stderr.decode()
     assert_clear_error(done.returncode, stderr, "did not finish within 5 s (--timeout)",
                        "it may loop forever", "hint: ", "--timeout SECONDS")
     assert f"render {model}" in stderr  # the command it ran
-    assert seconds < 10, seconds
     assert done.stdout == b""
     assert list(out.iterdir()) == []  # no output, and the killed child's temp file is gone
 
@@ -132,7 +129,7 @@ def test_an_abort_on_import_is_named_and_other_temp_files_are_kept(tmp_path):
     model = write_model(tmp_path, "import_abort.py", ABORT_ON_IMPORT)
     unrelated = tmp_path / ".notes.md.abcd1234.tmp"  # there before the run: not irviz's
     unrelated.write_text("keep me")
-    done, _ = irviz("report", model, "--isolate", "-o", tmp_path / "report.md")
+    done = irviz("report", model, "--isolate", "-o", tmp_path / "report.md")
     assert_clear_error(done.returncode, done.stderr.decode(), "SIGABRT", "report ")
     assert sorted(p.name for p in tmp_path.iterdir()) == [unrelated.name, model.name]
 
@@ -142,19 +139,18 @@ def test_runaway_memory_is_a_clear_out_of_memory_error(tmp_path):
     model = write_model(tmp_path, "hog.py", HOG)
     out = tmp_path / "out"
     out.mkdir()
-    done, seconds = irviz("render", model, "--mode", "trace", "--isolate",
-                          "--memory-limit", "1500", "--timeout", "30", "-o", f"{out}/")
+    done = irviz("render", model, "--mode", "trace", "--isolate",
+                 "--memory-limit", "1500", "--timeout", "30", "-o", f"{out}/")
     assert_clear_error(done.returncode, done.stderr.decode(),
                        "ran out of memory (limit 1500 MB, --memory-limit)",
                        "hog.py", "raise --memory-limit")
-    assert seconds < 30, seconds
     assert list(out.iterdir()) == []
 
 
 def test_isolated_output_is_byte_identical_and_codes_pass_through():
     target = f"{SAMPLES / 'my_cell.py'}:MyLinearCell"  # no random branch: same DOT every run
-    plain, _ = irviz("render", target, "--format", "dot")
-    isolated, _ = irviz("render", target, "--format", "dot", "-o", "-", "--isolate")
+    plain = irviz("render", target, "--format", "dot")
+    isolated = irviz("render", target, "--format", "dot", "-o", "-", "--isolate")
     assert plain.returncode == isolated.returncode == 0, isolated.stderr
     assert plain.stdout.startswith(b'digraph "MyLinearCell"')
     assert isolated.stdout == plain.stdout

@@ -139,7 +139,6 @@ def test_a_hanging_model_times_out_with_a_warning(tmp_path):
     assert result.returncode == 0, result.stderr
     assert re.search(r"index\.rst:4: WARNING: irviz: hang\.py:Hang: .*did not finish "
                      r"within 5 s", result.stderr), result.stderr
-    assert took < 60
     assert "After the hang." in (tmp_path / "_build" / "html" / "index.html").read_text()
 
 

@@ -18,7 +18,6 @@ from __future__ import annotations
 import json
 import os
 import selectors
-import signal
 import sys
 import threading
 import time
@@ -45,16 +44,16 @@ def _start(header: dict, memory_mb: int) -> _Worker:
     import subprocess
 
     from .. import childproc
-    from ..isolate import ISOLATED_ENV, MEMORY_ENV, _child_setup, _relay
+    from ..isolate import ISOLATED_ENV, MEMORY_ENV
 
     env = dict(os.environ, **{ISOLATED_ENV: "1"})
     env.pop(MEMORY_ENV, None)
-    setup = _child_setup(memory_mb)
+    setup = childproc.limits(memory_mb)
     if memory_mb > 0 and setup is not None:
         env[MEMORY_ENV] = str(memory_mb)
     proc = childproc.start([sys.executable, "-m", "irviz.lint.parallel"],
                            stdin=subprocess.PIPE, env=env, preexec_fn=setup)
-    relay = threading.Thread(target=_relay, args=(proc.stderr, "stderr"), daemon=True)
+    relay = threading.Thread(target=childproc.relay, args=(proc.stderr, "stderr"), daemon=True)
     relay.start()
     proc.stdin.write((json.dumps(header) + "\n").encode())
     proc.stdin.flush()
@@ -78,26 +77,15 @@ def _stop(worker: _Worker, grace: float) -> None:
     worker.proc.stdout.close()
 
 
-def _died(spec: str, returncode: int, memory_mb: int) -> IrvizError:
-    from ..isolate import _CRASHES
+def _died(spec: str, returncode: int | None, memory_mb: int, timeout: float = 0.0
+          ) -> IrvizError:
+    """Why the worker linting ``spec`` stopped, in :func:`irviz.childproc.explain`'s words."""
+    from .. import childproc
 
-    if returncode is not None and returncode < 0:
-        try:
-            name = signal.Signals(-returncode).name
-        except ValueError:
-            name = f"signal {-returncode}"
-        if name == "SIGKILL":
-            return IrvizError(
-                f"the lint worker of {spec} was killed (SIGKILL); most likely the system ran "
-                "out of memory and its OOM killer stopped it",
-                hint="make the model or its example inputs smaller, or set --memory-limit MB")
-        limited = f" (limit {memory_mb} MB, --memory-limit)" if memory_mb > 0 else ""
-        return IrvizError(
-            f"the lint worker crashed ({name}, {_CRASHES.get(name, 'a fatal signal')}) while "
-            f"it linted {spec}" + (limited if name in ("SIGABRT", "SIGSEGV") else ""),
-            hint="set PYTHONFAULTHANDLER=1 to see the Python line where it crashed")
-    return IrvizError(f"the lint worker of {spec} exited unexpectedly (exit code "
-                      f"{returncode})", hint="run with --jobs 1 to see what went wrong")
+    ended = childproc.explain(returncode if returncode is not None else 1, "the lint worker",
+                              f" while it linted {spec}", timed_out=timeout > 0,
+                              timeout=timeout, memory_mb=memory_mb)
+    return IrvizError(ended.message, hint=ended.hint)
 
 
 def run_parallel(header: dict, todo: list[tuple[int, str, bool]], jobs: int,
@@ -167,11 +155,7 @@ def run_parallel(header: dict, todo: list[tuple[int, str, bool]], jobs: int,
             now = time.monotonic()
             for worker in [w for w in workers if w.busy and now - w.since > timeout]:
                 _, spec = worker.busy
-                retire(worker, IrvizError(
-                    f"{spec} did not finish within {timeout:g} s (--timeout); it may loop "
-                    "forever or be too slow",
-                    hint="make the model or its example inputs smaller, or allow more time "
-                         "with --timeout SECONDS"), 0.0)
+                retire(worker, _died(spec, None, memory_mb, timeout), 0.0)
     finally:
         for worker in list(workers):
             selector.unregister(worker.proc.stdout)

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import sys
 import time
 from pathlib import Path
@@ -36,16 +35,6 @@ _REPO_ROOT = str(Path(__file__).resolve().parent.parent.parent)
 
 
 # --------------------------------------------------------------------------- child processes
-
-
-def _signal_name(returncode: int) -> str | None:
-    num = -returncode if returncode < 0 else (returncode - 128 if returncode > 128 else None)
-    if num is None:
-        return None
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
 
 
 def _last_phase(stderr: str) -> str | None:
@@ -94,7 +83,7 @@ def run_child(payload: dict, timeout: float, module: str = CHILD_MODULE,
             break
     rc = done.returncode
     if rc != 0:
-        sig = _signal_name(rc)
+        sig = childproc.signal_name(rc)
         phase = _last_phase(err)
         where = f" during {phase}" if phase else ""
         if result is not None and phase == "done":
@@ -102,8 +91,7 @@ def run_child(payload: dict, timeout: float, module: str = CHILD_MODULE,
             result.setdefault("notes", []).append(
                 f"the child exited with {sig or f'code {rc}'} after reporting its result")
             return result, None, elapsed
-        reason = (f"the child process crashed with {sig}{where}" if sig
-                  else f"the child process exited with code {rc}{where}")
+        reason = childproc.explain(rc, "the measuring process", where).message
         tail = _last_stderr_line(err)
         return None, reason + (f": {tail}" if tail else ""), elapsed
     if result is None:

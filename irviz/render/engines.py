@@ -14,7 +14,6 @@ import html
 import os
 import re
 import shutil
-import signal
 import struct
 import subprocess
 import sys
@@ -261,15 +260,11 @@ def _render_dot(dot_source: str, fmt: str, timeout: float | None) -> bytes:
             f"could not run Graphviz `dot` ({binary}): {exc.strerror or exc}",
             hint=f"check the binary, set {DOT_ENV_VAR} to a working one, or use --engine wasm",
         ) from exc
-    if proc.returncode != 0:
-        if proc.returncode < 0:
-            try:
-                how = f"killed by {signal.Signals(-proc.returncode).name}"
-            except ValueError:
-                how = f"killed by signal {-proc.returncode}"
-        else:
-            how = f"exit status {proc.returncode}"
-        raise RenderError(f"Graphviz `dot` failed ({how}):\n{_quote(proc.stderr)}")
+    from ..childproc import explain
+
+    ended = explain(proc.returncode, "Graphviz `dot`")
+    if ended is not None:
+        raise RenderError(f"{ended.message}:\n{_quote(proc.stderr)}")
     return proc.stdout
 
 
