@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from irviz.measure.handoff import probe_functions
+from irviz.measure.handoff_probe import probe_functions
 
 
 def main() -> None:

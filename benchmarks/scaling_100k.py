@@ -119,7 +119,7 @@ def main(argv: list[str] | None = None) -> int:
 
     from irviz.frontends.inputs import resolve_inputs
     from irviz.frontends.loader import load
-    from irviz.perf import freeze_bulk_survivors, freeze_loaded_objects
+    from irviz.gc_pause import freeze_bulk_survivors, freeze_loaded_objects
 
     targets = {}
     for n in sizes:

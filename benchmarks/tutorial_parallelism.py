@@ -403,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         "LSTMEnsemble, the pair probe (two SerialLSTMEnsembles side by side)"
         + (", the pool pair (two forked onto the pool at once)"
            if any(r.get("pool_pair_s") for r in ok) else "")
-        + (" and the hand-off probe (`irviz/measure/handoff.py`)"
+        + (" and the hand-off probe (`irviz/measure/handoff_probe.py`)"
            if any(r.get("handoff") for r in ok) else "") + ", each sample "
         + (f"{min(r['calls_per_sample'] for r in ok)}–{max(r['calls_per_sample'] for r in ok)}"
            f" calls back to back (at least "

@@ -20,9 +20,8 @@ import os
 import pickle
 import re
 import zipfile
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from .paths import is_torch_file
 
@@ -109,15 +108,25 @@ def _traced_frames(text: str):
         yield path, int(m.group(2))
 
 
+#: a Python frame as tracebacks, FX/export stack traces and torch's error messages write it
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
+
+
+def stack_frames(text: str) -> list[tuple[str, int]]:
+    """``(path, line)`` of every ``File "x.py", line N`` in ``text``, in order (a
+    traceback, an FX node's ``stack_trace``, torch's error message)."""
+    return [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(text)]
+
+
 def traced_stack(text: str) -> list[tuple[str, int]]:
     """``(path, line)`` of each frame of a traced node's source range, innermost first
     (``[]`` for a scripted node's range)."""
     return [] if _SCRIPTED.match(text) else list(_traced_frames(text))
 
 
-@dataclass(frozen=True)
-class Location:
-    """A place in a source file: ``path``, 1-based ``line`` and ``col``."""
+class Location(NamedTuple):
+    """A place in a source file: ``path``, 1-based ``line`` and ``col``. A tuple, so a
+    finding's ``where`` and a sort key are the location itself."""
 
     path: str
     line: int
@@ -129,14 +138,20 @@ class Location:
         path, line, col = text.rsplit(":", 2)
         return cls(path, int(line), int(col))
 
-    def __str__(self) -> str:
+    @classmethod
+    def of(cls, text: str | None) -> Location | None:
+        """:meth:`parse`, and None for no location (``None`` or ``""``)."""
+        return cls.parse(text) if text else None
+
+    @property
+    def text(self) -> str:
+        """``file:line:col``, as the graph's ``source`` attributes hold it."""
         return f"{self.path}:{self.line}:{self.col}"
 
 
-def split_location(location: str) -> tuple[str, int, int]:
+def split_location(location: str) -> Location:
     """``"f.py:12:5"`` -> ``("f.py", 12, 5)``."""
-    where = Location.parse(location)
-    return where.path, where.line, where.col
+    return Location.parse(location)
 
 
 def source_line(location: str | None) -> str | None:

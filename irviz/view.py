@@ -15,7 +15,7 @@ import networkx as nx
 from . import __version__
 from .analyses.traced_control_flow import batchnorms_in_training, is_batchnorm_check
 from .frontends.capture import Capture
-from .lint.warning_words import rule_words
+from .lint.rule_words import rule_words
 from .render.dot import DotResult, RenderOptions, build_dot
 from .render.escape import json_dumps
 

@@ -18,7 +18,7 @@ PACKAGE = Path(irviz.__file__).parent
 #: import its own floor and the floors below it, never one above.
 FLOORS: list[tuple[str, ...]] = [
     # ground: errors, paths, settings, files, the child-process protocol, source locations
-    ("irviz", "irviz.errors", "irviz.paths", "irviz.compat", "irviz.perf", "irviz.progress",
+    ("irviz", "irviz.errors", "irviz.paths", "irviz.compat", "irviz.gc_pause", "irviz.progress",
      "irviz.files", "irviz.exits", "irviz.output", "irviz.config", "irviz.childproc",
      "irviz.isolate", "irviz.location"),
     ("irviz.frontends",),        # the only callers of torch.jit / torch.export on the model

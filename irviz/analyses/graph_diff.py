@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import networkx as nx
 
+from ..location import Location
 from .graph_match import GraphDiff, match_graphs
 
 #: nodes that read something a trace turns into a constant
@@ -67,8 +68,8 @@ def _on_tensor(G: nx.DiGraph, node: str) -> bool:
 def _loc(data: dict) -> tuple[str, int] | None:
     if not data.get("user_source"):
         return None
-    path, line, _ = data["user_source"].rsplit(":", 2)
-    return path, int(line)
+    path, line, _ = Location.parse(data["user_source"])
+    return path, line
 
 
 def script_trace_divergence(script: nx.DiGraph, trace: nx.DiGraph,

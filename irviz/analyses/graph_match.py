@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 import networkx as nx
 
 from ..ir.model import CONSTANT_KINDS, format_shape, is_library_call
+from ..location import Location
 
 __all__ = ["DIFF", "Change", "Entry", "GraphDiff", "diff_status", "match_graphs",
            "union_graph"]
@@ -155,8 +156,8 @@ def _line(location: str | None) -> int | None:
     if not location:
         return None
     try:
-        return int(location.rsplit(":", 2)[1])
-    except (IndexError, ValueError):
+        return Location.parse(location).line
+    except ValueError:
         return None
 
 
@@ -165,7 +166,7 @@ def _place(data: dict) -> str | None:
     if not loc:
         return None
     try:
-        path, line, _ = loc.rsplit(":", 2)
+        path, line, _ = Location.parse(loc)
     except ValueError:
         return None
     return f"{os.path.basename(path)}:{line}"
@@ -194,7 +195,7 @@ class _Side:
                 self.own[data["block"]].append(node)
             self.line[node] = _line(data.get("user_source") or data.get("source"))
             inner = data.get("source")
-            self.inner[node] = ((os.path.basename(inner.rsplit(":", 2)[0]), _line(inner))
+            self.inner[node] = ((os.path.basename(Location.parse(inner).path), _line(inner))
                                 if inner and _line(inner) is not None else None)
         for cid, info in self.blocks.items():
             if info["parent"] is not None:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from ..location import Location
 from .graph_match import Change, Entry, GraphDiff
 
 __all__ = ["Step", "OptimizationReport", "explain"]
@@ -294,7 +295,7 @@ def _at(R: nx.DiGraph, right: str, L: nx.DiGraph, left: str) -> str:
     loc = L.nodes[left].get("user_source") or R.nodes[right].get("user_source")
     if not loc or loc.count(":") < 2:
         return ""
-    path, line, _ = loc.rsplit(":", 2)
+    path, line, _ = Location.parse(loc)
     return f" ({path.rsplit('/', 1)[-1]}:{line})"
 
 

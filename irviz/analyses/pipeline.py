@@ -14,7 +14,7 @@ import networkx as nx
 
 from ..frontends.capture import Capture
 from ..ir.build import build_graph
-from ..perf import gc_paused
+from ..gc_pause import gc_paused
 from .checks import annotate_checks
 from .compiled_shapes import annotate_compiled_shapes
 from .cost import annotate_costs

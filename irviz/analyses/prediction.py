@@ -14,7 +14,7 @@ times and cores come from:
   are scaled so the serial program takes the measured wall time, and the ops that can
   use several threads get the cores that make the serial run's CPU per wall second
   come out as measured; the forks run on the cores the pair probe found, and a start on
-  a sleeping pool thread costs what the hand-off probe (:mod:`irviz.measure.handoff`)
+  a sleeping pool thread costs what the hand-off probe (:mod:`irviz.measure.handoff_probe`)
   says (:func:`fit_wake_us`), and the ops on pool threads run as fast as two copies of
   the serial baseline forked at once ran there (:func:`pool_speed`).
 
@@ -174,7 +174,7 @@ def pair_cpus(cpus: float, serial_wall_s: float, serial_cpu_s: float | None,
 
 
 def _handoff_program(pairs: int, task_us: float) -> Program:
-    """The hand-off probe (:mod:`irviz.measure.handoff`) as a program: ``pairs`` times
+    """The hand-off probe (:mod:`irviz.measure.handoff_probe`) as a program: ``pairs`` times
     fork a task, run as long on the caller, wait."""
     main: list = []
     program: Program = {}

@@ -24,6 +24,7 @@ import statistics
 
 import networkx as nx
 
+from ..location import Location
 from .parallelism import measured_critical_path
 
 __all__ = ["PROFILE", "COVERAGE", "UNMATCHED", "TASK_TIME", "MEASURED_CRITICAL",
@@ -104,7 +105,7 @@ def _fork_site_of(G: nx.DiGraph, data: dict) -> str | None:
     source = G.nodes[fork].get("source")
     if not source or source.count(":") < 2:
         return None
-    path, line, _ = source.rsplit(":", 2)
+    path, line, _ = Location.parse(source)
     return f"{os.path.basename(path)}:{line}"
 
 

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 import networkx as nx
 
 from ..ir.model import CALL_KINDS
+from ..location import Location
 
 UNROLLED = "irviz.unrolled"
 
@@ -108,8 +109,8 @@ def _lines(G: nx.DiGraph, first: str, last: str, program: list[str],
             continue
         where = data.get("user_source")
         if where:
-            path, line, _ = where.rsplit(":", 2)
-            by_file.setdefault(os.path.basename(path), []).append(int(line))
+            path, line, _ = Location.parse(where)
+            by_file.setdefault(os.path.basename(path), []).append(line)
         elif data["kind"] not in kinds:
             kinds.append(data["kind"])
     parts = []

@@ -76,7 +76,7 @@ def run(request: DiffRequest, workspace: Workspace) -> int:
         from ..analyses.graph_match import union_graph
         from ..files import write_atomic
         from ..output import check_output_file
-        from ..perf import freeze_loaded_objects
+        from ..gc_pause import freeze_loaded_objects
         from ..report.diff import to_json, to_text
 
         check_output_file(request.output)

@@ -84,7 +84,7 @@ def run(request: LintRequest, workspace) -> int:
             """Torch, the workspace and the lint options: only when something is linted."""
             start()
             from ..lint.layers.context import LintOptions
-            from ..perf import freeze_loaded_objects
+            from ..gc_pause import freeze_loaded_objects
 
             ws = make_workspace()
             made.append(ws)

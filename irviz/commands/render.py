@@ -53,7 +53,7 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
     console = Console(request.quiet)
     try:
         start()
-        from ..perf import freeze_bulk_survivors, freeze_loaded_objects
+        from ..gc_pause import freeze_bulk_survivors, freeze_loaded_objects
         from ..render import engines
         from ..render.dot import RenderOptions
 

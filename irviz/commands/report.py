@@ -37,7 +37,7 @@ def run(request: ReportRequest, workspace: Workspace) -> int:
         start()
         from ..files import write_atomic
         from ..output import check_output_file
-        from ..perf import freeze_loaded_objects
+        from ..gc_pause import freeze_loaded_objects
         from ..report import parallelism as rep
 
         workspace.set_export_options(request.mode, request.strict, request.export_dims,

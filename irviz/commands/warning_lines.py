@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from ..lint.warning_words import first_sentence as _first_sentence, rule_words as _rule_words
+from ..lint.rule_words import first_sentence as _first_sentence, rule_words as _rule_words
 from ..paths import display_path, is_torch_file, torch_relative
 
 #: what irviz says of torch's BatchNorm check (lint: IRV130, traced in training mode)

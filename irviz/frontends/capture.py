@@ -26,8 +26,9 @@ from typing import Any, Callable, Iterator
 import torch
 
 from ..errors import CaptureError, InputsError
+from ..location import stack_frames
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file, torch_relative
-from ..perf import gc_paused
+from ..gc_pause import gc_paused
 from .adapters import CallAdapter
 from .compiled_run import CompiledRun, run_compiled
 from .overloads import (ENTRY, entry_callable, entry_graph, overload_names, overload_note,
@@ -320,16 +321,13 @@ def recording_warnings(forward: tuple[str, int] | None = None, user_file: Path |
             torch._C._jit_set_tracer_state_warn(old_state)
 
 
-_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
 def _user_location(text: str) -> str | None:
     """The last ``File "x.py", line N`` in torch's message that is not torch's own file."""
-    found = [m for m in _FILE_LINE.finditer(text) if not _is_torch_frame(m.group(1))]
+    found = [(path, line) for path, line in stack_frames(text) if not _is_torch_frame(path)]
     if not found:
         return None
-    m = found[-1] if len(found) == 1 else found[0]
-    return f"{display_path(m.group(1))}:{m.group(2)}"
+    path, line = found[-1] if len(found) == 1 else found[0]
+    return f"{display_path(path)}:{line}"
 
 
 _REMOVED_HINT = ("irviz reads TorchScript, which PyTorch deprecated in 2.5 and plans to turn "
@@ -417,7 +415,7 @@ def _trace_graph_or_module(adapter: CallAdapter, strict: bool) -> Any:
     traceable = adapter.traceable
     if trace_graph.supported(traceable):
         try:
-            with gc_paused():   # see irviz.perf: the trace's graph and run make few cycles
+            with gc_paused():   # see irviz.gc_pause: the trace's graph and run make few cycles
                 return trace_graph.trace_graph(traceable, adapter.flat, strict)
         except trace_graph.Unsupported:
             pass  # traced a scripted call inlined: the TracedModule draws it as a call

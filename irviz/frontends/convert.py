@@ -30,7 +30,7 @@ from typing import Any, Iterator
 import torch
 
 from ..errors import CaptureError
-from ..location import ArchiveDebugInfo, node_locations
+from ..location import ArchiveDebugInfo, Location, node_locations
 from ..paths import display_path
 from .inputs import ExampleInputs
 from .records import Target
@@ -214,7 +214,7 @@ def _location(node, debug) -> str | None:
     found = _found(node, debug)
     if not found or found.count(":") < 2:
         return found
-    path, line, col = found.rsplit(":", 2)
+    path, line, col = Location.parse(found)
     return f"{display_path(path)}:{line}:{col}"
 
 
@@ -225,7 +225,7 @@ def _stack_trace(node, debug) -> str | None:
     found = _found(node, debug)
     if not found or found.count(":") < 2:
         return None
-    path, line, _ = found.rsplit(":", 2)
+    path, line, _ = Location.parse(found)
     return f'  File "{path}", line {line}, in forward\n'
 
 

@@ -38,7 +38,7 @@ import torch
 
 from ..paths import IRVIZ_DIR, is_inside, is_stdlib_file, is_torch_file
 from .model import HIGHER_ORDER_BODIES
-from ..location import source_line
+from ..location import source_line, stack_frames
 
 __all__ = ["build_export_graph", "export_kind"]
 
@@ -51,9 +51,6 @@ _HOP_NAMES = {"cond": "higher_order::cond", "while_loop": "higher_order::while_l
 _BODY_LABELS = {"cond.true": "true", "cond.false": "false", "while.cond": "condition",
                 "while.body": "body", "scan.body": "body (each step)",
                 "map.body": "body (each element)"}
-
-_FRAME = re.compile(r'File "(.+?)", line (\d+), in ')
-
 
 def export_kind(target: Any) -> str:
     """``aten::add.Tensor``, ``higher_order::cond``, ``operator::mul`` for an FX target."""
@@ -71,8 +68,7 @@ def _locations(stack_trace: str | None) -> tuple[str | None, str | None]:
     (outermost frame first): the innermost real file, and the innermost outside torch."""
     if not stack_trace:
         return None, None
-    frames = [(m.group(1), int(m.group(2))) for m in _FRAME.finditer(stack_trace)]
-    frames = [f for f in frames if not f[0].startswith("<")]   # FX's generated code
+    frames = [f for f in stack_frames(stack_trace) if not f[0].startswith("<")]   # FX's generated code
     source = f"{frames[-1][0]}:{frames[-1][1]}:1" if frames else None
     for path, line in reversed(frames):
         if is_torch_file(path) or is_stdlib_file(path) or is_inside(path, IRVIZ_DIR):

@@ -38,7 +38,7 @@ def worker_workspace(header: dict):
     """A worker's Workspace and LintOptions from the parent's :func:`worker_settings`."""
     from ..compat import check_torch
     from ..config import Config, load_config
-    from ..perf import freeze_loaded_objects
+    from ..gc_pause import freeze_loaded_objects
     from ..workspace import Workspace
 
     check_torch()

@@ -34,7 +34,7 @@ import sys
 import time
 from typing import Any
 
-from .handoff import make_probe, probe_result
+from .handoff_probe import make_probe, probe_result
 
 #: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
 PHASE_PREFIX = "irviz-measure: phase="
@@ -230,7 +230,7 @@ def calibration_probes(serial: Any, inputs: tuple, forks: bool) -> tuple[dict, d
 
 def calibration_figures(probe: dict | None, wall: dict[str, list[float]]) -> dict:
     """``pair_s``, ``pool_pair_s`` (median wall seconds, None: not timed) and ``handoff``
-    (:func:`~irviz.measure.handoff.probe_result`) from the rounds' samples."""
+    (:func:`~irviz.measure.handoff_probe.probe_result`) from the rounds' samples."""
     def median(name: str) -> float | None:
         return round(statistics.median(wall[name]), 6) if wall.get(name) else None
 

@@ -155,7 +155,7 @@ class SettingResult:
     #: calls back to back in one timed sample (at least ``min_sample_s`` of the slowest
     #: variant; None: not timed)
     calls_per_sample: int | None = None
-    #: the hand-off probe, sampled in the same rounds (:mod:`irviz.measure.handoff`):
+    #: the hand-off probe, sampled in the same rounds (:mod:`irviz.measure.handoff_probe`):
     #: ``{"pairs", "steps", "serial_s", "forked_s"}``; None: not run
     handoff: dict | None = None
     #: the per-start cost fitted to the hand-off probe that the calibrated prediction

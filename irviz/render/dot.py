@@ -30,7 +30,7 @@ from ..analyses.fork_wait import WAITS, overlapping, waits
 from ..analyses.graph_match import DIFF, diff_status
 from ..analyses.parallelism import critical_nodes, is_critical
 from ..analyses.profile_times import MEASURED_SPAN, is_measured_critical, measured_critical_nodes
-from ..perf import gc_paused
+from ..gc_pause import gc_paused
 from .escape import dot_string, dot_value
 from .labels import Labels, is_alarm, tooltip
 from .plan import GHOST_SPAN, DrawPlan, Drawn, RenderOptions, plan_view

@@ -32,7 +32,7 @@ from ..analyses.unrolled_loops import unrolled_runs
 from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
 from ..location import split_location
 from ..paths import is_installed_library_file
-from ..perf import gc_paused
+from ..gc_pause import gc_paused
 
 __all__ = ["DENSE_EDGES_PER_NODE", "DrawPlan", "Drawn", "GHOST_SPAN", "LONG_LOOP",
            "LONG_LOOP_BODY", "Layout", "MIN_ROLL_RUN", "RenderOptions", "call_method",

@@ -18,6 +18,7 @@ import networkx as nx
 from ...errors import CaptureError
 from ...frontends.capture import Capture, CapturedWarning, forward_source
 from ...frontends.records import Target
+from ...location import Location, source_line
 from ...paths import display_path
 from ..diagnostic import Diagnostic
 from ..registry import Rule
@@ -181,11 +182,9 @@ NEEDS = ("source facts", "findings", "trace", "trace warnings", "trace_graph", "
          "graph", "script_error", "trace_error", "capture_error")
 
 
-def split_where(location: str | None) -> tuple | None:
-    if not location:
-        return None
-    path, line, col = location.rsplit(":", 2)
-    return path, int(line), int(col)
+def split_where(location: str | None) -> Location | None:
+    """A graph's ``file:line:col`` as a finding's ``where``; None for none."""
+    return Location.of(location)
 
 
 def forward_location(target: Target) -> tuple | None:
@@ -198,8 +197,6 @@ def forward_location(target: Target) -> tuple | None:
 def code_at(location: tuple) -> str:
     """The source line, without a trailing comment."""
     import re
-
-    from ...location import source_line
 
     text = source_line(f"{location[0]}:{location[1]}:1") or ""
     return re.sub(r"\s+#.*$", "", text)

@@ -33,11 +33,12 @@ from ...analyses import fork_wait as fw, parallelism as par
 from ...errors import CaptureError, InputsError
 from ...frontends.export import STATIC_NOTE
 from ...ir.model import FORK_KINDS, LOOP_KIND
+from ...location import stack_frames
 from ..rules.export import (ExportDataDependentBranch, ExportDynamicDimStatic, ExportFailed,
                            ExportForkSerial, ExportUnrolledLoop,
                            TorchscriptConverterUnsupported)
 
-from .context import LayerContext, forward_location
+from .context import LayerContext, forward_location, split_where
 
 __all__ = ["run", "export_findings"]
 
@@ -49,7 +50,6 @@ def run(ctx: LayerContext) -> None:
 
 #: what the scripted graph must carry for these checks: fork regions, parallelism facts
 _SCRIPT_FACTS = ("shape_arithmetic", "fork_waits", "parallelism")
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)')
 _FAILED = re.compile(r"^torch\.export failed on .*? at (?P<path>.+?):(?P<line>\d+): "
                      r"(?P<text>.*)$", re.DOTALL)
 _GB = re.compile(r"\((GB\d{4})\)")
@@ -57,14 +57,6 @@ _GB = re.compile(r"\((GB\d{4})\)")
 
 def _real(path: str) -> str:
     return os.path.normcase(os.path.realpath(os.path.abspath(path)))
-
-
-def _split(location: str | None) -> tuple[str, int, int] | None:
-    """``file:line:col`` as ``(file, line, col)``."""
-    if not location:
-        return None
-    path, line, col = location.rsplit(":", 2)
-    return path, int(line), int(col)
 
 
 class _Export:
@@ -114,8 +106,8 @@ class _Export:
                     stack = node.meta.get("stack_trace") or ""
                     op = (str(node.target), stack)
                     seen = set()
-                    for m in _FRAME.finditer(stack):
-                        key = (_real(m.group(1)), int(m.group(2)))
+                    for path, line in stack_frames(stack):
+                        key = (_real(path), line)
                         if key not in seen:
                             seen.add(key)
                             self._by_frame.setdefault(key, []).append(op)
@@ -232,7 +224,7 @@ def _body_lines(G: nx.DiGraph, loop: str, path: str) -> set[int]:
         block = data.get("block") or ""
         if block != body and not block.startswith(body + "/"):
             continue
-        where = _split(data.get("user_source"))
+        where = split_where(data.get("user_source"))
         if where and _real(where[0]) == real:
             lines.add(where[1])
     return lines
@@ -269,7 +261,7 @@ def _loops(G: nx.DiGraph, export: _Export, run, findings) -> bool:
         if len(producers) != 1:
             continue
         expr = G.nodes[producers[0]].get("irviz.shape_expr")
-        where = _split(data.get("user_source"))
+        where = split_where(data.get("user_source"))
         if not expr or where is None:
             continue
         trip = _trip_value(G, expr, inputs)
@@ -317,7 +309,7 @@ def _forks(G: nx.DiGraph, export: _Export, findings) -> bool:
     refused = export.kind_of_failure() == "fork"
     speedup = _speedup(G)
     for node, data in forks:
-        where = _split(data.get("user_source"))
+        where = split_where(data.get("user_source"))
         if where is None:
             continue
         found = fw.region(data)
@@ -341,7 +333,7 @@ def _forks(G: nx.DiGraph, export: _Export, findings) -> bool:
 def _converter(G: nx.DiGraph, findings) -> None:
     """IRV505: the scripted graph's constructs torch 2.13's TS2EPConverter rejects."""
     for node, data in G.nodes(data=True):
-        where = _split(data.get("user_source") or data.get("source"))
+        where = split_where(data.get("user_source") or data.get("source"))
         if where is None:
             continue
         kind = data["kind"]

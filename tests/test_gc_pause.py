@@ -1,16 +1,16 @@
-"""The cycle-collector policy of irviz's bulk stages (irviz/perf.py), in a child process
+"""The cycle-collector policy of irviz's bulk stages (irviz/gc_pause.py), in a child process
 each, since it changes the interpreter's collector state."""
 import subprocess
 import sys
 
 SCRIPT = """
 import gc
-from irviz import perf
+from irviz import gc_pause
 if {cli}:
-    perf.freeze_loaded_objects()
-    perf.freeze_bulk_survivors()
+    gc_pause.freeze_loaded_objects()
+    gc_pause.freeze_bulk_survivors()
 before = gc.get_freeze_count()
-with perf.gc_paused():
+with gc_pause.gc_paused():
     assert not gc.isenabled()
     kept = [[i] for i in range(10000)]          # what a bulk stage leaves alive
 print(gc.isenabled(), gc.get_freeze_count() - before >= 10000)
