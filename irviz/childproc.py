@@ -178,10 +178,6 @@ def limits(memory_mb: int):
     return setup
 
 
-def _binary(stream):
-    return getattr(stream, "buffer", None)
-
-
 def relay(pipe, stream_name: str) -> None:
     """Copy the child's pipe to our ``sys.stdout``/``sys.stderr`` as bytes arrive."""
     dead = False
@@ -194,7 +190,7 @@ def relay(pipe, stream_name: str) -> None:
                 continue
             stream = getattr(sys, stream_name)
             try:
-                binary = _binary(stream)
+                binary = getattr(stream, "buffer", None)
                 if binary is not None:
                     binary.write(chunk)
                     binary.flush()

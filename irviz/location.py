@@ -1,15 +1,10 @@
-"""Where a node, a frame or an error points in the user's source: one place that parses
-torch's ways of saying it, and writes it as ``file:line:col``.
-
-- A scripted node carries an exact range (``File "f.py", line N`` plus a ``~~~`` marker
-  under the columns); a traced node carries the Python stack that recorded it (``f.py(N):
-  forward``, innermost first) and no column. Columns are reported 1-based, like editors,
-  ruff and flake8; traced nodes get column 1.
-- A loaded archive's node whose range torch gives as serialized code only is looked up in
-  the archive's debug info (:class:`ArchiveDebugInfo`).
-- :class:`Location` is the parsed ``file:line:col`` (the graph's ``source`` attribute and
-  the JSON output keep the string).
-"""
+"""Where a node, a frame or an error points in the user's source, parsed in one place and
+written as ``file:line:col`` (the graph's attributes keep the string; :class:`Location` is
+it parsed). A scripted node carries an exact range (``File "f.py", line N`` and ``~~~``
+under the columns); a traced node the Python stack that recorded it (``f.py(N): forward``,
+innermost first), no column. Columns are 1-based, like editors, ruff and flake8; traced
+nodes get column 1. An archive's node torch names by its serialized code only is looked up
+in the archive's debug info (:class:`ArchiveDebugInfo`)."""
 from __future__ import annotations
 
 import bisect
@@ -34,11 +29,6 @@ _SCRIPTED = re.compile(r'\s*File "(.+?)", line (\d+)(?:\n|\Z)', re.S)
 _TRACED = re.compile(r"^(.+)\((\d+)\): ")
 
 
-def is_library_file(path: str) -> bool:
-    """True for files of torch itself (where inlined library ops come from)."""
-    return is_torch_file(path)
-
-
 def node_locations(node: torch._C.Node, debug: ArchiveDebugInfo | None = None
                    ) -> tuple[str | None, str | None]:
     """``(source, user_source)`` of a node.
@@ -61,7 +51,7 @@ def node_locations(node: torch._C.Node, debug: ArchiveDebugInfo | None = None
     original = debug.original(text)
     if original is None:
         return found
-    return original, (None if is_library_file(Location.parse(original).path) else original)
+    return original, (None if is_torch_file(Location.parse(original).path) else original)
 
 
 @functools.lru_cache(maxsize=8192)
@@ -76,13 +66,13 @@ def _locations(text: str) -> tuple[str | None, str | None]:
                 col = marker.index("~") + 1
                 break
         loc = f"{path}:{line}:{col}"
-        return loc, (None if is_library_file(path) else loc)
+        return loc, (None if is_torch_file(path) else loc)
     source = None
     for path, line in _traced_frames(text):  # innermost first; stop at the first outside torch
         location = f"{path}:{line}:1"
         if source is None:
             source = location
-        if not is_library_file(path):
+        if not is_torch_file(path):
             return source, location
     return source, None
 
@@ -138,27 +128,12 @@ class Location(NamedTuple):
         path, line, col = text.rsplit(":", 2)
         return cls(path, int(line), int(col))
 
-    @classmethod
-    def of(cls, text: str | None) -> Location | None:
-        """:meth:`parse`, and None for no location (``None`` or ``""``)."""
-        return cls.parse(text) if text else None
-
-    @property
-    def text(self) -> str:
-        """``file:line:col``, as the graph's ``source`` attributes hold it."""
-        return f"{self.path}:{self.line}:{self.col}"
-
-
-def split_location(location: str) -> Location:
-    """``"f.py:12:5"`` -> ``("f.py", 12, 5)``."""
-    return Location.parse(location)
-
 
 def source_line(location: str | None) -> str | None:
     """The stripped text of the source line a location points at."""
     if not location:
         return None
-    path, line, _ = split_location(location)
+    path, line, _ = Location.parse(location)
     text = linecache.getline(path, line).strip()
     return text or None
 
@@ -170,7 +145,7 @@ def short_location(location: str | None, root: str | None = None) -> str | None:
     """
     if not location:
         return None
-    path, line, col = split_location(location)
+    path, line, col = Location.parse(location)
     if root:
         try:
             rel = os.path.relpath(path, root)
@@ -186,20 +161,12 @@ def short_location(location: str | None, root: str | None = None) -> str | None:
 
 
 # -- an archive's debug info ------------------------------------------------------------
-# The original source line of an archive's node that torch cannot name. A loaded archive's nodes carry two ranges: the original one (``File "model.py", line
-# 15``), which torch finds in the archive's debug info (``code/__torch__/X.py.debug_pkl``:
-# byte offset of the serialized code -> original range), and the serialized one
-# (``Serialized File "code/__torch__/X.py", line 14``). Torch looks the original up at the
-# first byte of the node's serialized range. For a function call that byte is the
-# callee's name, ``__torch__.torch.nn.functional.relu``, which the saver printed from a
-# constant with no range: the call ``F.relu(...)`` reads as sourceless, although the debug
-# info maps the very next byte, its ``(``, to ``F.relu`` in the user's file. This code
-# reads the debug info the same way and takes the first range the node's serialized span
-# holds, so such a call gets the line the live model gives it.
-#
-# The debug info is a pickle inside a file the user handed over: it is read with an
-# unpickler that resolves no global but torch's typed-list markers, so it can build
-# tuples, lists, numbers and strings only.
+# A loaded archive's node has its original range (found in ``code/__torch__/X.py.debug_pkl``
+# at the first byte of its serialized range) and its serialized one (``Serialized File
+# "code/__torch__/X.py", line 14``). For a call that first byte is the callee's name, which
+# has no range, so ``F.relu(...)`` reads as sourceless; the debug info maps the next byte,
+# its ``(``, to the user's line: the first range the serialized span holds is taken. The
+# pickle (a file the user handed over) is read resolving no global but torch's list markers.
 _SERIALIZED = re.compile(r'Serialized\s+File "(.+?)", line (\d+)\n')
 
 

@@ -3,7 +3,7 @@
 ``frontends/`` imports in one direction: records / graph_walk -> user_code -> inputs -> adapters ->
 archives -> loader -> overloads -> eager_run / trace_graph -> export / compiled_run / branches ->
 capture -> retrace / variants / optimize / convert -> verification. A module imports only what sits below it
-(``tests/test_frontends_layering.py`` checks it).
+(``tests/test_layering.py`` checks it).
 """
 from __future__ import annotations
 

@@ -15,9 +15,8 @@ __all__ = ["build_graph"]
 
 
 def build_graph(capture: Capture) -> nx.DiGraph:
-    """The IR graph of a capture (see :mod:`irviz.ir.model`). A trace graph the trace
-    builder cannot draw is drawn from the TracedModule instead, and the capture's notes
-    say so (with the error) rather than hiding it."""
+    """The IR graph of a capture (see :mod:`irviz.ir.model`); a trace the trace builder
+    cannot draw is drawn from its TracedModule, and the capture's notes say why."""
     if capture.exported is not None:   # --mode export, a .pt2
         return build_export_graph(capture)
     if capture.trace_graph is not None:

@@ -34,7 +34,7 @@ from ..analyses.cost import cost_model, cost_of
 from ..analyses.memory import BYTES
 from ..analyses.profile_times import PROFILE
 from ..ir.model import CALL_KINDS, format_shape, is_folded
-from ..location import source_line, split_location
+from ..location import Location, source_line
 from .dot import DotResult
 from .escape import json_dumps, xml_text
 from .labels import evidence_line
@@ -80,7 +80,7 @@ class _Places:
         if not location:
             return {"source": None, "url": None, "code": None}
         try:
-            path, line, _ = split_location(location)
+            path, line, _ = Location.parse(location)
         except ValueError:
             return {"source": None, "url": None, "code": None}
         rel = self._relative(path)
@@ -167,7 +167,7 @@ def node_details(view, findings: list[dict] | None = None,
         if not location:
             return []
         try:
-            path, line, _ = split_location(location)
+            path, line, _ = Location.parse(location)
         except ValueError:
             return []
         return [_finding_view(f) for f in by_line.get((os.path.abspath(path), line), [])]

@@ -30,7 +30,7 @@ from ..analyses.checks import CHECK, checks_at
 from ..analyses.traced_control_flow import python_method
 from ..analyses.unrolled_loops import unrolled_runs
 from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
-from ..location import split_location
+from ..location import Location
 from ..paths import is_installed_library_file
 from ..gc_pause import gc_paused
 
@@ -1165,7 +1165,7 @@ class _Planner:
             loc = data.get("user_source")
             if r is None or not loc:
                 continue
-            path, line, _ = split_location(loc)
+            path, line, _ = Location.parse(loc)
             if path not in absolute:
                 absolute[path] = os.path.abspath(path)
             by_line.setdefault((absolute[path], line), r)

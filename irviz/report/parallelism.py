@@ -19,7 +19,7 @@ from ..analyses import fork_wait as fw, parallelism as par
 from ..analyses.cost import cost_model, cost_of
 from ..paths import display_path
 from .. import __version__
-from ..location import short_location, split_location
+from ..location import Location, short_location
 from ..render.escape import display, json_dumps, xml_text
 
 if TYPE_CHECKING:
@@ -38,7 +38,7 @@ def _site(location: str | None) -> dict | None:
     """``{"path", "line", "column"}`` (path relative to the working directory when inside it)."""
     if not location:
         return None
-    path, line, col = split_location(location)
+    path, line, col = Location.parse(location)
     return {"path": display_path(path), "line": line, "column": col}
 
 

@@ -184,7 +184,7 @@ NEEDS = ("source facts", "findings", "trace", "trace warnings", "trace_graph", "
 
 def split_where(location: str | None) -> Location | None:
     """A graph's ``file:line:col`` as a finding's ``where``; None for none."""
-    return Location.of(location)
+    return Location.parse(location) if location else None
 
 
 def forward_location(target: Target) -> tuple | None:

@@ -40,13 +40,7 @@ from ..rules.export import (ExportDataDependentBranch, ExportDynamicDimStatic, E
 
 from .context import LayerContext, forward_location, split_where
 
-__all__ = ["run", "export_findings"]
-
-
-def run(ctx: LayerContext) -> None:
-    """``--mode export``: the migration rules (IRV5xx) on the export capture (or its
-    failure) and the scripted capture."""
-    export_findings(ctx.workspace, ctx.target, ctx.run, ctx.findings)
+__all__ = ["run"]
 
 #: what the scripted graph must carry for these checks: fork regions, parallelism facts
 _SCRIPT_FACTS = ("shape_arithmetic", "fork_waits", "parallelism")
@@ -133,9 +127,10 @@ def _graph_modules(gm) -> list:
     return out
 
 
-def export_findings(workspace, target, run, findings) -> None:
-    """Report the IRV5xx findings of ``target`` into ``findings`` (a ``Findings``);
-    captures and notes go into ``run`` (a ``TargetRun``)."""
+def run(ctx: LayerContext) -> None:
+    """``--mode export``: the IRV5xx findings of the target into ``ctx.findings``, from the
+    export capture (or its failure) and the scripted capture; notes into ``ctx.run``."""
+    workspace, target, run, findings = ctx.workspace, ctx.target, ctx.run, ctx.findings
     forward = forward_location(target)
     export = None
     if target.kind in ("module", "function"):   # TorchScript has no Python to export
