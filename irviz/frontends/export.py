@@ -19,6 +19,7 @@ from typing import Any
 import torch
 
 from ..errors import CaptureError, InputsError, UsageError
+from ..location import stack_frames
 from ..paths import IRVIZ_DIR, display_path, is_inside, is_stdlib_file, is_torch_file
 from .archives import has_export
 from .inputs import ExampleInputs, forward_arguments, parse_dynamic_dims
@@ -93,9 +94,6 @@ def _user_frame(frames: list[tuple[str, int]], user_file: Path | None) -> tuple[
     return None
 
 
-_FILE_LINE = re.compile(r'File "([^"]+)", line (\d+)')
-
-
 def _failure(target: Target, exc: BaseException, strict: bool, printed: str) -> CaptureError:
     text = str(exc).strip()
     lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
@@ -104,7 +102,7 @@ def _failure(target: Target, exc: BaseException, strict: bool, printed: str) -> 
     where = _user_frame(stack, target.source_file)
     if where is None:  # strict mode: Dynamo names the model's frames in its message
         frames = text.split("from user code:", 1)[-1]
-        named = [(m.group(1), int(m.group(2))) for m in _FILE_LINE.finditer(frames)]
+        named = stack_frames(frames)
         where = _user_frame(named[::-1], target.source_file)
     at = f" at {display_path(where[0])}:{where[1]}" if where else ""
     gb = re.search(r"/gb/(gb\d{4})\.html", text)
