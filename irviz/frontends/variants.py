@@ -21,6 +21,7 @@ runs it without raising (:mod:`irviz.lint.layers.verify`).
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,9 +29,26 @@ import torch
 
 from .inputs import ExampleInputs
 
-__all__ = ["Variant", "variants", "grown_by_one", "KINDS"]
+__all__ = ["Variant", "variants", "aimed", "grown_by_one", "KINDS", "AIMS", "UNDECIDED"]
 
 KINDS = ("shape", "dtype", "value", "mask")
+#: the decisions a variant can be aimed at (:meth:`irviz.lint.registry.Rule.decides`)
+AIMS = ("value", "size", "rank", "shapes", "dtype", "machine", "mode", "argument", "state")
+#: what an undecided finding asks for: the input that would drive its decision
+UNDECIDED = {
+    "value": "no example took the other side: pass --inputs whose values do",
+    "size": ("no example had a size that changes it: pass --inputs of other sizes, or name "
+             "the dimension with --dynamic-dims"),
+    "rank": "no example had another rank: pass --inputs of another rank",
+    "shapes": "no example had inputs of different shapes: pass --inputs whose shapes differ",
+    "dtype": "no example had another dtype: pass --inputs of the dtype you deploy",
+    "mode": "no variant ran the model in the other mode",
+    "argument": "no variant passed it: pass it in --inputs",
+    "state": "no second call ran",
+}
+#: distance from the example of each kind of variant (a generic shape change: by size)
+_DISTANCE = {"state": 0, "mode": 1, "argument": 2, "size": 5, "rank": 12, "shapes": 8,
+             "value": 15, "dtype": 20, "mask": 18}
 #: the float dtypes a float input is also tried in (CPU kernels exist for all three)
 OTHER_FLOATS = (torch.float64, torch.float16, torch.bfloat16)
 #: a resampled input draws from this generator: the same variant on every run
@@ -44,10 +62,15 @@ class Variant:
     inputs: ExampleInputs
     #: the change in full: ``input_ids, attention_mask: dim 1 16 -> 17``
     change: str
-    #: one of :data:`KINDS`
+    #: one of :data:`KINDS` or :data:`AIMS`
     kind: str
     #: the change in a few words, for "held on: ..." lists: ``size 16 -> 17``
     short: str
+    #: how far from the example (lower: simpler): the counterexample reported is the
+    #: simplest, as a shrinking property tester reports
+    distance: int = 50
+    #: ``eval``/``train``: the Python model runs in that mode (the trace keeps its own)
+    mode: str | None = None
 
 
 def _dtype_name(dtype: torch.dtype) -> str:
@@ -182,7 +205,7 @@ def _shape_variants(leaves: _Leaves, dynamic: dict[str, list[int]]) -> list[Vari
             changed = {i: make(values[i], ds) for i, ds in where.items()}
             out.append(Variant(leaves.with_(changed),
                                f"{holders}: {label} {size} -> {new}", "shape",
-                               f"size {size} -> {new}"))
+                               f"size {size} -> {new}", 3 + min(abs(new - size), 40)))
     return out
 
 
@@ -205,7 +228,7 @@ def _dtype_variants(leaves: _Leaves) -> list[Variant]:
         changed = {i: values[i].to(dtype) for i in floats}
         out.append(Variant(leaves.with_(changed),
                            f"{holders} {was} -> {_dtype_name(dtype)}", "dtype",
-                           _dtype_name(dtype)))
+                           _dtype_name(dtype), _DISTANCE["dtype"]))
     return out
 
 
@@ -224,9 +247,9 @@ def _value_variants(leaves: _Leaves) -> list[Variant]:
             low, high = low - 1.0, high + 1.0
         draw = torch.rand(v.shape, generator=generator, dtype=torch.float64)
         resampled[i] = (low + (high - low) * draw).to(v.dtype)
-    return [Variant(leaves.with_(negated), f"{holders} negated", "value", "negated"),
+    return [Variant(leaves.with_(negated), f"{holders} negated", "value", "negated", 14),
             Variant(leaves.with_(resampled),
-                    f"{holders} resampled from their range", "value", "resampled")]
+                    f"{holders} resampled from their range", "value", "resampled", 15)]
 
 
 def _mask_variants(leaves: _Leaves) -> list[Variant]:
@@ -241,7 +264,8 @@ def _mask_variants(leaves: _Leaves) -> list[Variant]:
         k = max(1, v.shape[-1] // 4)
         out.append(Variant(leaves.with_({i: padded}),
                            f"{names[i]} padded (last {k} of {v.shape[-1]} positions of its "
-                           "first row set to 0)", "mask", f"padded {names[i]}"))
+                           "first row set to 0)", "mask", f"padded {names[i]}",
+                           _DISTANCE["mask"]))
     return out
 
 
@@ -262,3 +286,174 @@ def variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[in
             if group and (limit is None or len(out) < limit):
                 out.append(group.pop(0))
     return out
+
+
+# --------------------------------------------------------------------------- aimed
+
+#: scales of the random-normal draws aimed at a condition on values (mixed signs each)
+SCALES = (1.0, 0.01, 100.0)
+#: at most this many aimed variants of one kind
+_PER_AIM = 4
+#: a size asked for by a condition (``x.size(1) > 4096``) is made only up to this many
+#: elements
+_MAX_NUMEL = 1 << 22
+
+
+def _resized(t: torch.Tensor, dim: int, size: int) -> torch.Tensor:
+    """``t`` with ``size`` along ``dim``: cut, or its last slice repeated."""
+    have = t.shape[dim]
+    if size <= have:
+        return t.narrow(dim, 0, size).clone()
+    last = t.narrow(dim, have - 1, 1)
+    return torch.cat([t] + [last] * (size - have), dim=dim)
+
+
+def _chosen(leaves: _Leaves, names: set[str]) -> list[int]:
+    """The tensor leaves an aim names (all of them when it names none of the inputs)."""
+    picked = [i for i, top in enumerate(leaves.tops) if top in names]
+    return picked or list(range(len(leaves.values)))
+
+
+def _aim_rank(leaves: _Leaves, names: set[str]) -> list[Variant]:
+    out = []
+    for i in _chosen(leaves, names):
+        v = leaves.values[i]
+        n = leaves.names[i]
+        out.append(Variant(leaves.with_({i: v.unsqueeze(0).clone()}),
+                           f"{n}: rank {v.dim()} -> {v.dim() + 1} (a leading dim of 1)",
+                           "rank", f"rank {v.dim() + 1}", _DISTANCE["rank"]))
+        if v.dim() >= 1 and v.shape[0] > 0:
+            out.append(Variant(leaves.with_({i: v[0].clone()}),
+                               f"{n}: rank {v.dim()} -> {v.dim() - 1} (its first row)",
+                               "rank", f"rank {v.dim() - 1}", _DISTANCE["rank"]))
+    return out[:_PER_AIM]
+
+
+def _aim_shapes(leaves: _Leaves, names: set[str]) -> list[Variant]:
+    """One input's shape changed on its own (a comparison of two inputs' shapes)."""
+    out = []
+    for i in _chosen(leaves, names):
+        v = leaves.values[i]
+        for d in range(v.dim() - 1, -1, -1):
+            size = v.shape[d]
+            if size == 0:
+                continue
+            out.append(Variant(leaves.with_({i: grown_by_one(v, [d])}),
+                               f"{leaves.names[i]} alone: dim {d} {size} -> {size + 1}",
+                               "shapes", f"{leaves.names[i]} alone", _DISTANCE["shapes"]))
+            break
+    return out[:_PER_AIM]
+
+
+_SIZE_TEST = re.compile(r"(\w+)\s*\.\s*(?:size\(\s*(-?\d+)\s*\)|shape\[\s*(-?\d+)\s*\])"
+                        r"\s*(?:[<>]=?|[!=]=)\s*(\d+)")
+
+
+def _aim_size(leaves: _Leaves, statement: str) -> list[Variant]:
+    """The sizes a size test names (``x.size(1) > 4096``): its bound and one either side,
+    for that input alone."""
+    out = []
+    for m in _SIZE_TEST.finditer(statement):
+        name, dim, bound = m.group(1), int(m.group(2) or m.group(3)), int(m.group(4))
+        for i, top in enumerate(leaves.tops):
+            v = leaves.values[i]
+            if top != name or not -v.dim() <= dim < v.dim() or v.shape[dim] == 0:
+                continue
+            have = v.shape[dim]
+            for size in (bound + 1, bound, bound - 1):
+                if size < 1 or size == have or v.numel() // have * size > _MAX_NUMEL:
+                    continue
+                out.append(Variant(leaves.with_({i: _resized(v, dim, size)}),
+                                   f"{leaves.names[i]}: dim {dim % v.dim()} {have} -> {size}",
+                                   "size", f"size {have} -> {size}",
+                                   _DISTANCE["size"] + min(abs(size - have), 40)))
+    return out[:_PER_AIM]
+
+
+def _aim_values(leaves: _Leaves, names: set[str]) -> list[Variant]:
+    """Seeded random-normal draws at other scales, with mixed signs."""
+    floats = [i for i in _chosen(leaves, names) if leaves.values[i].dtype.is_floating_point
+              and leaves.values[i].numel()]
+    if not floats:
+        return []
+    holders = ", ".join(leaves.names[i] for i in floats)
+    generator = torch.Generator().manual_seed(SEED + 1)
+    out = []
+    for scale in SCALES:
+        drawn = {i: (torch.randn(leaves.values[i].shape, generator=generator,
+                                 dtype=torch.float64) * scale).to(leaves.values[i].dtype)
+                 for i in floats}
+        out.append(Variant(leaves.with_(drawn), f"{holders} drawn from N(0, {scale:g}^2)",
+                           "value", f"normal x{scale:g}", _DISTANCE["value"]))
+    return out
+
+
+def _aim_mode(obj: Any, inputs: ExampleInputs) -> list[Variant]:
+    """The other module mode, where the trace was made in training mode (deployment
+    runs ``eval()``)."""
+    if isinstance(obj, torch.nn.Module) and obj.training:
+        return [Variant(inputs, "the model in eval mode (traced in training mode)", "mode",
+                        "eval mode", _DISTANCE["mode"], mode="eval")]
+    return []
+
+
+def _aim_arguments(inputs: ExampleInputs, leaves: _Leaves, obj: Any,
+                   arguments: set[str]) -> list[Variant]:
+    """Each defaulted argument the example leaves out, passed: a tensor shaped like the
+    first tensor input for a ``None`` default, the other value of a bool."""
+    import inspect
+
+    forward = getattr(obj, "forward", obj)
+    try:
+        params = inspect.signature(forward).parameters
+    except (TypeError, ValueError):
+        return []
+    passed = inputs.passed(forward) or set()
+    sibling = next((v for v in leaves.values), None)
+    out = []
+    for name, p in params.items():
+        if name in passed or p.default is inspect.Parameter.empty or (
+                arguments and name not in arguments):
+            continue
+        if isinstance(p.default, bool):
+            value, text = (not p.default), f"{name}={not p.default}"
+        elif p.default is None and sibling is not None:
+            value = sibling.clone()
+            text = f"{name} passed (a tensor shaped like the first input, {tuple(value.shape)})"
+        else:
+            continue
+        out.append(Variant(ExampleInputs(inputs.args, {**inputs.kwargs, name: value}),
+                           text, "argument", f"{name} passed", _DISTANCE["argument"]))
+    return out[:_PER_AIM]
+
+
+def aimed(inputs: ExampleInputs, names: list[str], aims: dict[str, set[str]], obj: Any,
+          statements: list[str] = ()) -> list[Variant]:
+    """Variants aimed at the decisions findings rest on. ``aims``: each kind of
+    :data:`AIMS` asked for, with the inputs its statements name (``{"rank": {"x"}}``);
+    ``statements``: their source lines (a size test's bound is read off them)."""
+    leaves = _Leaves(inputs, names)
+    out: list[Variant] = []
+    for kind, named in aims.items():
+        if kind == "rank":
+            out += _aim_rank(leaves, named)
+        elif kind == "shapes":
+            out += _aim_shapes(leaves, named)
+        elif kind == "size":
+            for statement in statements:
+                out += _aim_size(leaves, statement)
+        elif kind == "value":
+            out += _aim_values(leaves, named)
+        elif kind == "mode":
+            out += _aim_mode(obj, inputs)
+        elif kind == "argument":
+            out += _aim_arguments(inputs, leaves, obj, named)
+        elif kind == "state":
+            out.append(Variant(inputs, "a second call on the example inputs", "state",
+                               "second call", _DISTANCE["state"]))
+    seen, unique = set(), []
+    for v in out:
+        if v.change not in seen:
+            seen.add(v.change)
+            unique.append(v)
+    return unique

@@ -20,12 +20,13 @@ from __future__ import annotations
 
 import time
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import torch
 
 from .capture import Capture, capture, raised
+from .decisions import Decision, DecisionRecorder
 from .inputs import ExampleInputs
 from .variants import Variant
 
@@ -53,6 +54,9 @@ class Outcome:
     output: str | None = None
     #: the trace's error, or the largest difference
     difference: str | None = None
+    #: what the model's Python decided at each watched line on this run
+    #: (:class:`~irviz.frontends.decisions.DecisionRecorder`)
+    taken: dict = field(default_factory=dict, compare=False)
 
     def summary(self) -> str:
         """``x: dim 0 3 -> 4: output 0 has shape (4, 2) where the model gives (3, 2)``."""
@@ -72,6 +76,8 @@ class Verification:
     seconds: float = 0.0
     #: why values could not be compared (the trace and the model differ on the example)
     note: str | None = None
+    #: what the model's Python decided at each watched line on the example inputs
+    example_taken: dict = field(default_factory=dict)
 
     @property
     def valid(self) -> list[Outcome]:
@@ -110,6 +116,8 @@ def _first_line(exc: BaseException) -> str:
     """The user-facing line of an error (``RuntimeError: expected scalar type Double but
     found Float``), TorchScript's re-raised ones included."""
     name, message = raised(exc)
+    # TorchScript's signature names a mangled class that changes from one run to the next
+    message = message.split(" Declaration: ")[0] if message else message
     return f"{name}: {message}"[:200] if message else name
 
 
@@ -133,10 +141,17 @@ def _compare(name: str, got: Any, want: Any, shapes_only: bool) -> str | None:
             wrong = int((got != want).sum())
             return f"{wrong} of the trace's {want.numel()} values differ from the model's (exact)"
         rtol, atol = TOLERANCE.get(want.dtype, _DEFAULT_TOLERANCE)
-        if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
-            return None
         diff = (got.double() - want.double()).abs()
         diff = torch.where(torch.isnan(diff), torch.full_like(diff, float("inf")), diff)
+        if torch.allclose(got, want, rtol=rtol, atol=atol, equal_nan=True):
+            # outputs as small as the tolerance (random weights can give ~1e-6): compared
+            # at their own scale, where the absolute tolerance would hide any difference
+            scale = float(torch.maximum(got.double().abs().max(), want.double().abs().max()))
+            if not 0 < scale < 10 * atol or float(diff.max()) <= rtol * 10 * scale:
+                return None
+            return (f"the trace's values differ from the model's by up to "
+                    f"{float(diff.max()):.3g}, on outputs of at most {scale:.3g} (compared "
+                    f"at that scale: {rtol * 10:g} x {scale:.3g})")
         return (f"the trace's values differ from the model's by up to {float(diff.max()):.3g} "
                 f"(tolerance {atol:g} + {rtol:g} x |value|)")
     if isinstance(want, torch.Tensor) or isinstance(got, torch.Tensor):
@@ -216,9 +231,29 @@ class _Quiet:
         return False
 
 
-def _run_model(first: Capture, inputs: ExampleInputs) -> Any:
+def _run_model(first: Capture, inputs: ExampleInputs, recorder: DecisionRecorder | None = None,
+               variant: Variant | None = None) -> Any:
+    """The model's Python on ``inputs`` (in ``variant``'s mode; with the arguments of an
+    ``argument`` variant, which the trace's adapter does not know, called directly)."""
     torch.manual_seed(SEED)
-    return first.run_python(inputs)
+    obj = first.target.obj
+    if variant is not None and variant.mode is not None:
+        obj.train(variant.mode == "train")
+    with recorder if recorder is not None else _NOTHING:
+        if variant is not None and variant.kind == "argument":
+            return inputs.call(obj)
+        return first.run_python(inputs)
+
+
+class _Nothing:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+_NOTHING = _Nothing()
 
 
 def _run_trace(first: Capture, inputs: ExampleInputs) -> Any:
@@ -231,40 +266,65 @@ def _output_names(first: Capture) -> list[str] | None:
     return list(leaves.names) if leaves is not None else None
 
 
-def verify(first: Capture, variants: list[Variant], random: bool = False) -> Verification:
-    """The outcome of each of ``variants`` on ``first`` (a trace with inputs).
+def verify(first: Capture, variants: list[Variant], random: bool = False,
+           decisions: list[Decision] = ()) -> Verification:
+    """The outcome of each of ``variants`` on ``first`` (a trace with inputs), with what
+    the model's Python decided at each of ``decisions`` on the example and on each.
 
     ``random``: the trace holds random ops, so values are compared under a fixed seed (or
-    by shape, when even the example inputs give different values)."""
+    by shape, when even the example inputs give different values). Without random ops,
+    a model that gives other values on the same inputs a second time keeps state the
+    trace baked (``self.calls += 1``): that second call is a counterexample of its own
+    (a ``state`` variant among ``variants`` stands for it)."""
     started = time.perf_counter()
     result = Verification(compared="values under a fixed seed" if random else "values")
+    again = next((v for v in variants if v.kind == "state"), None)
+    variants = [v for v in variants if v.kind != "state"]
     with _Quiet():
+        recorder = DecisionRecorder(list(decisions)) if decisions else None
         try:
-            same = _differs(_run_trace(first, first.inputs), _run_model(first, first.inputs),
-                            None, False) == (None, None)
+            want = _run_model(first, first.inputs, recorder)
+            output, difference = _differs(_run_trace(first, first.inputs), want,
+                                          _output_names(first), False)
         except Exception as exc:  # noqa: BLE001 - the model's own error
             result.note = f"the trace does not run on its own example inputs: {_first_line(exc)}"
             result.seconds = time.perf_counter() - started
             return result
-        if not same:
+        if recorder is not None:
+            result.example_taken = recorder.taken()
+        if difference is not None and random:
             result.compared = "shapes"
             result.note = ("the trace and the model give different values on the example "
                            "inputs themselves (random ops): outputs compared by shape only")
+        elif again is not None:
+            result.outcomes.append(Outcome(again, valid=True, counterexample=True,
+                                           output=output, difference=difference)
+                                   if difference is not None else Outcome(again, valid=True))
+        elif difference is not None:
+            result.note = ("the model gives other values on its example inputs a second "
+                           "time with no random op in the trace: it keeps state the trace "
+                           "baked")
         shapes_only = result.compared == "shapes"
         for variant in variants:
-            result.outcomes.append(_outcome(first, variant, shapes_only))
+            result.outcomes.append(_outcome(first, variant, shapes_only, decisions))
     result.seconds = time.perf_counter() - started
     return result
 
 
-def _outcome(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
+def _outcome(first: Capture, variant: Variant, shapes_only: bool,
+             decisions: list[Decision]) -> Outcome:
     with Preserved(first.target.obj):
-        return _compared(first, variant, shapes_only)
+        recorder = DecisionRecorder(list(decisions)) if decisions else None
+        outcome = _compared(first, variant, shapes_only, recorder)
+    if recorder is not None:
+        outcome = replace(outcome, taken=recorder.taken())
+    return outcome
 
 
-def _compared(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
+def _compared(first: Capture, variant: Variant, shapes_only: bool,
+              recorder: DecisionRecorder | None) -> Outcome:
     try:
-        want = _run_model(first, variant.inputs)
+        want = _run_model(first, variant.inputs, recorder, variant)
     except Exception as exc:  # noqa: BLE001 - not a valid input of this model
         return Outcome(variant, valid=False, error=_first_line(exc))
     names = _output_names(first)
@@ -273,6 +333,8 @@ def _compared(first: Capture, variant: Variant, shapes_only: bool) -> Outcome:
     except Exception as exc:  # noqa: BLE001 - the trace breaks where the model runs
         return Outcome(variant, valid=True, counterexample=True,
                        difference=f"the trace raises \"{_first_line(exc)}\"; the model runs")
+    if variant.kind == "argument" and first.adapter is not None:
+        return Outcome(variant, valid=True)  # outputs not flattened alike: not compared
     output, difference = _differs(got, want, names, shapes_only)
     if difference is None:
         return Outcome(variant, valid=True)

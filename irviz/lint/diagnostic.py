@@ -13,10 +13,12 @@ SEVERITIES = ("error", "warning", "info")
 #: what settles a finding (docs/lint.md: the evidence ladder), strongest first:
 #: ``counterexample`` a valid input on which the trace and the Python model differ;
 #: ``certain`` a fact no input can change (torch.jit.trace refuses the model, a dropout
-#: recorded in training mode); ``held`` the trace agreed with the model on every valid
-#: variant input (or the line only validates and raises); ``unverified`` nothing ran
-#: that could tell (no inputs, ``--no-exec``, no variant the model accepts).
-VERDICTS = ("counterexample", "certain", "held", "unverified")
+#: recorded in training mode, a branch the machine decides); ``held`` some valid variant
+#: drove the decision the finding rests on the other way and the trace still agreed
+#: with the model (for a finding resting on no decision: it agreed on every variant; or
+#: the line only validates and raises); ``undecided`` no variant drove the decision the
+#: other way, or nothing ran that could tell (no inputs, ``--no-exec``, ``--verify 0``).
+VERDICTS = ("counterexample", "certain", "held", "undecided")
 
 #: how a finding was detected (a rule may use several; the report says which fired):
 #: ``trace`` what torch.jit.trace warned or raised; ``script-vs-trace`` the scripted

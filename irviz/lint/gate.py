@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 from typing import Iterable
 
 from ..config import Config, per_file_ignored
+from ..paths import is_installed_library_file
 from .diagnostic import VERDICTS, Diagnostic
 from .registry import REGISTRY
 from .rules.tracing import (LenOfTensor, LoopUnrolledOnShape, MetadataBranchBaked,
@@ -64,8 +65,12 @@ def severity_of(d: Diagnostic) -> str:
     * a counterexample (a valid input on which the trace and the model differ): error;
     * a certainty (the rule's findings are facts no input changes, or the layer that
       found it said so): the rule's severity;
-    * anything else (held on every variant, a validation that raises, nothing ran that
-      could tell): info. A rule whose severity is info stays info."""
+    * undecided in the user's own code (variants ran, and none drove the decision the
+      finding rests on the other way: nothing shows the trace right): warning. In an
+      installed library (it deploys by tracing), or when nothing ran at all (``--no-exec``,
+      ``--verify 0``: no run was asked for), info;
+    * anything else (held: a variant drove the decision and the trace still agreed; a
+      validation that raises): info. A rule whose severity is info stays info."""
     rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
     declared = rule.severity if rule is not None else d.severity
     if declared == "info":
@@ -76,6 +81,9 @@ def severity_of(d: Diagnostic) -> str:
     if verdict == "certain" or (verdict is None and rule is not None
                                 and rule.proof == "certain"):
         return declared
+    if verdict == "undecided" and d.evidence.held_on and rule is not None \
+            and rule.decision and not is_installed_library_file(d.path):
+        return "warning"
     return "info"
 
 

@@ -56,10 +56,23 @@ class Rule:
     proof: ClassVar[str] = "counterexample"
     #: for ``certain`` rules: why no input can change the finding (said in the output)
     certainty: ClassVar[str] = ""
+    #: the Python decision a finding rests on, which a variant must drive the other way
+    #: before the trace's agreement proves anything (docs/lint.md: held and undecided):
+    #: ``""`` none, else a kind of :data:`irviz.frontends.variants.AIMS` (``value``,
+    #: ``size``, ``rank``, ``shapes``, ``dtype``, ``machine``, ``mode``, ``argument``,
+    #: ``state``); :meth:`decides` may read it off the finding's expression
+    decision: ClassVar[str] = ""
     status: ClassVar[str] = "stable"    # "stable" | "preview"
     default: ClassVar[bool] = True      # enabled without --select (IRV4xx: False)
     message: ClassVar[str]              # str.format template filled by diagnostic(**fmt)
     hint: ClassVar[str]                 # one line: what to do instead
+
+    @classmethod
+    def decides(cls, statement: str) -> str:
+        """The kind of decision the finding on ``statement`` (its source line) rests on:
+        what a variant must change to drive it (:attr:`decision` unless the rule reads
+        more off the statement)."""
+        return cls.decision
 
     @classmethod
     def diagnostic(cls, *, path: str, line: int, column: int = 1,

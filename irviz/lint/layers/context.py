@@ -83,6 +83,8 @@ class TargetRun:
     #: what the variant inputs showed (:mod:`irviz.lint.layers.verify`); None when they
     #: did not run
     verification: Any = None
+    #: the findings resting on a Python decision, as :func:`.verify.resting` read them
+    resting: Any = None
 
 
 class Findings:

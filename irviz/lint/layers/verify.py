@@ -18,12 +18,15 @@ The gate turns the verdict into the severity (:func:`irviz.lint.gate.severity_of
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass
 
 from ...analyses.graph_diff import canonical
 from ...frontends.inputs import parse_dynamic_dims
-from ...frontends.variants import variants
+from ...frontends.decisions import Decision, decision_at
+from ...frontends.variants import UNDECIDED, aimed, variants
 from ...frontends.verification import Outcome, Verification, lines_run, retrace_on, verify
-from ...paths import display_path
+from ...paths import display_path, is_installed_library_file
 from ..diagnostic import Evidence
 from ..registry import REGISTRY
 from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
@@ -50,24 +53,123 @@ _LINES_READ = 200
 _UNPLACED = 50
 
 
+@dataclass(frozen=True)
+class Resting:
+    """A finding that rests on a Python decision: which kind (what a variant must change,
+    :meth:`~irviz.lint.registry.Rule.decides`), the statement, and how the recorder reads
+    it (None for decisions no line shows: the mode, an argument, state)."""
+
+    key: tuple
+    kind: str
+    statement: str
+    decision: Decision | None
+    #: the names it reads (an argument finding: the arguments it names)
+    named: frozenset = frozenset()
+
+
+def resting(ctx: LayerContext) -> list[Resting]:
+    """The findings of ``ctx`` that rest on a decision variants can drive. A library's
+    finding only the source layer names is left to :mod:`.weigh` (no variant is spent on
+    it)."""
+    out = []
+    for key, d in ctx.findings.found.items():
+        rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
+        if rule is None or not rule.decision:
+            continue
+        if tuple(d.layers) == ("ast",) and is_installed_library_file(d.path):
+            continue
+        statement = _code_at((d.path, d.line)).strip()
+        kind = rule.decides(statement)
+        decision = decision_at(d.path, d.line) if kind not in _UNSEEN else None
+        named = re.findall(r"`(\w+)`", d.message) if kind == "argument" else \
+            re.findall(r"\w+", statement)
+        out.append(Resting(key, kind, statement, decision, frozenset(named)))
+    return out
+
+
+#: decisions no line of the model shows: the variant of that kind is what drives them
+_UNSEEN = ("mode", "argument", "state", "machine")
+#: counterexamples located by a second trace, the simplest first (each costs a trace)
+_LOCATED = 3
+
+
 def run(ctx: LayerContext) -> None:
-    """Run the variants and confirm (or add) a finding for each counterexample."""
+    """Run the variants (generic, and aimed at the decisions findings rest on) and confirm
+    (or add) a finding for each counterexample, the simplest first."""
     limit = ctx.options.verify
     if not limit:
         return
     trace, G = ctx.run.trace, ctx.run.trace_graph
     if trace.inputs is None or trace.adapter is None:
         return
-    names = trace.inputs.names(ctx.target.obj)
+    obj = ctx.target.obj
+    names = trace.inputs.names(obj)
     tried = variants(trace.inputs, names, parse_dynamic_dims(ctx.options.dynamic_dims), limit)
+    rests = ctx.run.resting = resting(ctx)
+    tried += aimed(trace.inputs, names, _aims(rests, names), obj,
+                   [r.statement for r in rests if r.kind == "size"])
     random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
                  for _, d in G.nodes(data=True))
     with ctx.workspace.stage("verify"):
-        result = ctx.run.verification = verify(trace, tried, random)
+        decisions = list(dict.fromkeys(r.decision for r in rests if r.decision is not None))
+        result = ctx.run.verification = verify(trace, tried, random, decisions)
         if result.note:
             ctx.run.notes.append(f"{ctx.target.spec}: {result.note}")
-        for outcome in result.counterexamples:
-            _confirm(ctx, outcome, _diverging_lines(ctx, outcome), result)
+        located = 0
+        for outcome in sorted(result.counterexamples, key=lambda o: o.variant.distance):
+            if _direct(ctx, outcome, rests, result):
+                continue
+            if located < _LOCATED:
+                located += 1
+                _confirm(ctx, outcome, _diverging_lines(ctx, outcome), result, rests)
+        _one_per_cause(ctx)
+
+
+def _aims(rests: list[Resting], names: list[str]) -> dict[str, set[str]]:
+    """Each kind of variant the findings need, with the inputs their statements name (an
+    argument finding: the arguments it names)."""
+    aims: dict[str, set[str]] = {}
+    inputs = set(names)
+    for r in rests:
+        if r.kind != "machine":
+            aims.setdefault(r.kind, set()).update(
+                r.named if r.kind == "argument" else r.named & inputs)
+    return aims
+
+
+def _direct(ctx: LayerContext, outcome: Outcome, rests: list[Resting],
+            result: Verification) -> bool:
+    """A counterexample of a mode, argument or state variant proves the findings resting
+    on that very decision, with no second trace to locate it."""
+    kind = outcome.variant.kind
+    if kind not in ("mode", "argument", "state"):
+        return False
+    keys = [r.key for r in rests if r.kind == kind and r.key in ctx.findings.found]
+    evidence = _evidence(outcome, result)
+    for key in keys:
+        if not _proven(ctx.findings.found[key]):
+            ctx.findings.attach(key, evidence)
+    return bool(keys)
+
+
+def _one_per_cause(ctx: LayerContext) -> None:
+    """One root cause, one finding: a divergence finding (IRV150/151/152) proven by the
+    same counterexample as a finding of its cause is folded into that one, as a related
+    location (the user fixes the loop, not the shape it baked)."""
+    found = ctx.findings.found
+    causes: dict[str, tuple] = {}
+    for key, d in found.items():
+        if key[0] not in CONSEQUENCES + (TraceDivergesFromModel.code,) and _proven(d):
+            causes.setdefault(d.evidence.summary, key)
+    for key, d in list(found.items()):
+        if key[0] not in CONSEQUENCES + (TraceDivergesFromModel.code,) or not _proven(d):
+            continue
+        cause = causes.get(d.evidence.summary)
+        if cause is None or cause[1:] == key[1:]:
+            continue
+        del found[key]
+        found[cause] = found[cause].with_related(
+            (d.path, d.line, f"{d.code} {d.name}: the same counterexample"))
 
 
 def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int]]:
@@ -168,8 +270,22 @@ def _evidence(outcome: Outcome, result: Verification) -> Evidence:
                     compared=result.compared)
 
 
+def _changed(rests: list[Resting], result: Verification, outcome: Outcome) -> set[tuple]:
+    """The findings whose decision went another way on ``outcome`` than on the example."""
+    out = set()
+    for r in rests:
+        d = r.decision
+        if d is None:
+            continue
+        where = (d.path, d.line)
+        if d.summary(outcome.taken.get(where, ())) != \
+                d.summary(result.example_taken.get(where, ())):
+            out.add(r.key)
+    return out
+
+
 def _confirm(ctx: LayerContext, outcome: Outcome, lines: list[tuple[str, int]],
-             result: Verification) -> None:
+             result: Verification, rests: list[Resting] = ()) -> None:
     """Put the counterexample on the findings where the two runs decided differently (and
     on the divergence findings at the lines around them), else on the baked values the
     first diverging line reads, else report IRV152 where the first divergence was decided.
@@ -182,6 +298,14 @@ def _confirm(ctx: LayerContext, outcome: Outcome, lines: list[tuple[str, int]],
     decisions = _decisions(lines)
     candidates = _candidates(lines)
     hit = [key for place in decisions for key in by_line.get(place, ())]
+    changed = _changed(rests, result, outcome)
+    watched = {r.key for r in rests if r.decision is not None}
+    deciders = [key for place in candidates for key in by_line.get(place, ())
+                if key in changed]
+    if deciders and not any(k in changed for k in hit):
+        # the statement the divergence sits in did not change its mind on this input
+        # (``if crop and ...`` with ``crop`` off): the one around it that did decided
+        hit = [k for k in deciders if k in watched]
     if hit:
         if all(k[0] in CONSEQUENCES for k in hit):  # and their cause, when it shows
             hit += _baked_values_used(ctx, decisions)
@@ -248,20 +372,88 @@ def settle(ctx: LayerContext) -> None:
     result: Verification | None = ctx.run.verification
     unverified = _why_unverified(ctx, result)
     held_on = result.held_on() if result is not None else ()
+    rests = {r.key: r for r in (getattr(ctx.run, "resting", None) or ())}
     for key, d in list(ctx.findings.found.items()):
         if d.evidence is not None:
             continue
         rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
+        rest = rests.get(key)
+        kind = rest.kind if rest is not None else (
+            rule.decides(_code_at((d.path, d.line)).strip()) if rule is not None
+            and rule.decision else "")
         if rule is not None and rule.proof == "certain":
             ctx.findings.attach(key, Evidence("certain", rule.certainty or rule.name,
                                               reason=rule.certainty or None))
+        elif kind == "machine":
+            text = _MACHINE.format("out" if _has_cuda() else "")
+            ctx.findings.attach(key, Evidence("certain", text, reason=text))
         elif validates_only(d.path, d.line):
             ctx.findings.attach(key, Evidence("held", _VALIDATES, held_on=held_on,
                                               reason=_VALIDATES))
-        elif unverified is None:
-            ctx.findings.attach(key, Evidence("held", ", ".join(held_on), held_on=held_on))
+        elif unverified is not None:
+            ctx.findings.attach(key, Evidence("undecided", unverified, reason=unverified))
+        elif rest is not None:
+            ctx.findings.attach(key, _coverage(ctx, rest, result, held_on))
         else:
-            ctx.findings.attach(key, Evidence("unverified", unverified, reason=unverified))
+            ctx.findings.attach(key, Evidence("held", ", ".join(held_on), held_on=held_on))
+
+
+_MACHINE = ("the machine decides this branch, and the trace keeps the side this one took "
+            "(a machine with{} CUDA takes the other)")
+
+
+def _has_cuda() -> bool:
+    import torch
+
+    return torch.cuda.is_available()
+
+
+def _coverage(ctx: LayerContext, rest: Resting, result: Verification,
+              held_on: tuple[str, ...]) -> Evidence:
+    """Held when some valid variant drove the decision another way (and every output
+    matched, or it would have its counterexample); undecided when none did."""
+    valid = [o for o in result.valid if not o.counterexample]
+    if rest.kind in ("mode", "argument", "state"):
+        if rest.kind == "mode" and not getattr(ctx.target.obj, "training", True):
+            return Evidence("held", _EVAL_TRACE, held_on=held_on, reason=_EVAL_TRACE)
+        drove = [o for o in valid if o.variant.kind == rest.kind]
+        if drove:
+            text = f"{drove[0].variant.change}: every output matched"
+            return Evidence("held", text, held_on=held_on, reason=text)
+        text = f"no variant changed it: {UNDECIDED[rest.kind]}"
+        return Evidence("undecided", text, held_on=held_on, reason=text)
+    d = rest.decision
+    where = (d.path, d.line) if d is not None else None
+    first = d.summary(result.example_taken.get(where, ())) if d is not None else None
+    drove = [o for o in valid if d is not None and d.summary(o.taken.get(where, ())) != first]
+    what = _what(d)
+    if drove:
+        if d.kind == "if":
+            text = f"the {what} took both sides on {len(valid)} variants"
+        else:
+            seen = ", ".join(dict.fromkeys(d.describe(o.taken.get(where, ())) for o in drove))
+            text = (f"the {what} was {d.describe(result.example_taken.get(where, ()))} on "
+                    f"the example, {seen} on {len(drove)} of {len(valid)} variants")
+        return Evidence("held", text, held_on=held_on, reason=text)
+    if d is not None and d.kind == "if":
+        same = f"the {what} took the same side on every variant"
+    elif d is not None and d.kind in ("for", "while"):
+        same = (f"the {what} ran {d.describe(result.example_taken.get(where, ()))} on the "
+                f"example and on every variant")
+    else:
+        same = f"the {what} was the same on every variant"
+    text = f"{same}: {UNDECIDED.get(rest.kind, UNDECIDED['value'])}"
+    return Evidence("undecided", text, held_on=held_on, reason=text)
+
+
+def _what(d: Decision | None) -> str:
+    if d is None or d.kind == "value":
+        return "value"
+    return {"if": "if", "while": "while loop", "for": "loop"}[d.kind]
+
+
+_EVAL_TRACE = ("traced in eval mode: the trace keeps the branch an eval-mode deployment "
+               "takes")
 
 
 def _why_unverified(ctx: LayerContext, result: Verification | None) -> str | None:

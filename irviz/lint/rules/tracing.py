@@ -7,11 +7,45 @@ are silent in torch itself.
 """
 from __future__ import annotations
 
+import re
+
 from irviz.lint.registry import Rule, rule
+
+#: what a condition or conversion reads, most specific first: the variant kind
+#: (:data:`irviz.frontends.variants.AIMS`) that drives it the other way
+_READS = (
+    ("machine", re.compile(r"cuda\.is_available\(\)|\.is_cuda\b|\.device\.type\b|"
+                           r"\.device\s*[!=]=|==\s*[\w.]*\.device\b|is_mps\b|"
+                           r"backends\.\w+\.is_available")),
+    ("shapes", re.compile(r"\w+\.(?:shape|size\(\))(?:\[[^]]*\])?\s*[!=]=\s*"
+                          r"\w+\.(?:shape|size\(\))")),
+    ("rank", re.compile(r"\.dim\(\)|\.ndim\b|\.ndimension\(\)|"
+                        r"len\(\s*[\w.]+\.(?:shape|size\(\))\s*\)")),
+    ("dtype", re.compile(r"\.dtype\b|\.is_floating_point\(\)|\.is_complex\(\)")),
+    ("size", re.compile(r"\.size\(|\.shape\b|\.numel\(\)|\blen\(")),
+)
+
+
+def reads(statement: str, default: str) -> str:
+    """The kind of value ``statement`` decides on (``default`` when it names none)."""
+    for kind, pattern in _READS:
+        if pattern.search(statement):
+            return kind
+    return default
+
+
+class ReadsCondition(Rule):
+    """A rule whose finding's decision is what its statement reads (:func:`reads`): a
+    branch on ``x.dim()`` needs a variant of another rank, one on ``x.sum() > 0`` other
+    values."""
+
+    @classmethod
+    def decides(cls, statement: str) -> str:
+        return reads(statement, cls.decision)
 
 
 @rule
-class TensorToPythonBool(Rule):
+class TensorToPythonBool(ReadsCondition):
     """## What it does
     Checks for Python control flow that depends on tensor data: an `if`, `while`,
     `assert`, `and`/`or`/`not` or Python `max`/`min` applied to a tensor value. Under
@@ -81,10 +115,11 @@ class TensorToPythonBool(Rule):
                "the example input took")
     hint = ("use a tensor op such as torch.where, or move the branch into a "
             "@torch.jit.script_if_tracing function")
+    decision = "value"
 
 
 @rule
-class MetadataBranchBaked(Rule):
+class MetadataBranchBaked(ReadsCondition):
     """## What it does
     Checks for branches on tensor metadata that the tracer sees as plain Python values:
     `x.dim()`, `x.ndim`, `len(x.shape)`, `x.dtype`, `x.is_floating_point()`,
@@ -142,6 +177,7 @@ class MetadataBranchBaked(Rule):
     message = "branch on tensor metadata `{expr}` is baked into the trace"
     hint = ("trace with the rank/dtype/device you deploy, or script the branch with "
             "@torch.jit.script_if_tracing")
+    decision = "dtype"
 
 
 @rule
@@ -201,6 +237,7 @@ class LoopUnrolledOnShape(Rule):
     message = "loop over a tensor size `{expr}` is unrolled to the example input's size"
     hint = ("vectorise over the dimension, or move the loop into a "
             "@torch.jit.script_if_tracing function")
+    decision = "size"
 
 
 @rule
@@ -243,6 +280,7 @@ class TensorIteration(Rule):
     severity = "warning"
     message = "iterating over a tensor (`{expr}`) fixes the number of iterations in the trace"
     hint = "use a tensor op over the dimension instead of a Python loop over rows"
+    decision = "size"
 
 
 @rule
@@ -286,10 +324,11 @@ class LenOfTensor(Rule):
     severity = "warning"
     message = "`{expr}` is recorded as a constant in the trace"
     hint = "use x.size(0) or x.shape[0], which the trace keeps as a value"
+    decision = "size"
 
 
 @rule
-class TensorToPythonNumber(Rule):
+class TensorToPythonNumber(ReadsCondition):
     """## What it does
     Checks for conversions of tensors (including traced sizes) to Python numbers or
     lists: `.item()`, `int(t)`, `float(t)`, `complex(t)`, `.tolist()`, and `math`
@@ -335,6 +374,7 @@ class TensorToPythonNumber(Rule):
     severity = "error"
     message = "`{expr}` turns a tensor into a Python number: the trace records a constant"
     hint = "keep the value a tensor: use torch ops instead of .item(), int(), float() or math"
+    decision = "value"
 
 
 @rule
@@ -382,6 +422,7 @@ class NumpyInTrace(Rule):
     severity = "error"
     message = "`{expr}` leaves torch: the trace records the result as a constant"
     hint = "use the torch equivalent (torch.arange, tensor arithmetic) instead of NumPy"
+    decision = "value"
 
 
 @rule
@@ -472,6 +513,7 @@ class ResizeInTrace(Rule):
     severity = "warning"
     message = "`{expr}` resizes in place, which the trace cannot connect to later uses"
     hint = "use view or reshape (or a new tensor) instead of resizing in place"
+    decision = "size"
 
 
 @rule
@@ -522,6 +564,7 @@ class GlobalTensorCaptured(Rule):
     severity = "warning"
     message = "global tensor `{expr}` is baked into the trace as a constant"
     hint = "make it a buffer (self.register_buffer) or a parameter of the module"
+    decision = "state"
 
 
 @rule
@@ -582,6 +625,7 @@ class DefaultArgBaked(Rule):
     severity = "warning"
     message = "{expr}: the trace fixes {them}"
     hint = "pass the argument in the example inputs, or make it a constructor argument"
+    decision = "argument"
 
 
 @rule
@@ -741,6 +785,7 @@ class TrainingFlagBranch(Rule):
     severity = "warning"
     message = "`{expr}` is decided once, when the trace is recorded"
     hint = "trace in the mode you deploy (.eval()), or script the module to keep both branches"
+    decision = "mode"
 
 
 @rule
@@ -846,6 +891,7 @@ class PythonSideEffectInForward(Rule):
     severity = "warning"
     message = "`{expr}` runs only while tracing, not when the traced model runs"
     hint = "keep state in a buffer updated in place, or return the value as an output"
+    decision = "state"
 
 
 @rule
