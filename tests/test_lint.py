@@ -149,7 +149,7 @@ def test_text_output_exit_codes_and_no_exec(tmp_path):
     assert "1 info not shown (--show-info)" in result.stderr
     [f] = findings(model, "--no-exec")
     assert f["layers"] == ["ast"] and f["severity"] == "info"
-    assert f["evidence"]["verdict"] == "unverified" and "--no-exec" in f["evidence"]["summary"]
+    assert f["evidence"]["verdict"] == "undecided" and "--no-exec" in f["evidence"]["summary"]
 
 
 def test_noqa_and_select_ignore(tmp_path):

@@ -83,7 +83,7 @@ def test_info_never_fails_the_run_and_is_shown_on_request(tmp_path):
     assert "IRV101" not in result.stdout and "1 info not shown (--show-info)" in result.stderr
     result = CliRunner().invoke(main, ["lint", spec, "--show-info"])
     assert result.exit_code == 0 and "IRV101" in result.stdout
-    assert "    held on: " in result.stdout
+    assert "    held: the if took both sides on " in result.stdout
 
 
 def test_a_counterexample_is_printed_under_its_finding():
@@ -93,13 +93,13 @@ def test_a_counterexample_is_printed_under_its_finding():
                      r"\"RuntimeError: .*\"; the model runs", result.stdout), result.stdout
 
 
-def test_verify_zero_leaves_every_finding_unverified():
+def test_verify_zero_leaves_every_finding_undecided_and_info():
     result = CliRunner().invoke(main, ["lint", f"{MODELS}:SignGate", "--verify", "0",
                                        "--format", "json"])
     assert result.exit_code == 0, result.stderr
     items = json.loads(result.stdout)
     assert items and all(f["severity"] == "info" for f in items)
-    assert {f["evidence"]["verdict"] for f in items} == {"unverified"}
+    assert {f["evidence"]["verdict"] for f in items} == {"undecided"}
 
 
 def test_a_forward_that_raises_is_a_run_error_not_irv301():

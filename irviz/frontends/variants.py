@@ -290,6 +290,8 @@ def variants(inputs: ExampleInputs, names: list[str], dynamic: dict[str, list[in
 
 # --------------------------------------------------------------------------- aimed
 
+#: the change of a ``state`` variant: the same inputs again (the trace's run was the first)
+SECOND_CALL = "a second call on the example inputs"
 #: scales of the random-normal draws aimed at a condition on values (mixed signs each)
 SCALES = (1.0, 0.01, 100.0)
 #: at most this many aimed variants of one kind
@@ -361,7 +363,7 @@ def _aim_size(leaves: _Leaves, statement: str) -> list[Variant]:
                 continue
             have = v.shape[dim]
             for size in (bound + 1, bound, bound - 1):
-                if size < 1 or size == have or v.numel() // have * size > _MAX_NUMEL:
+                if size < 0 or size == have or v.numel() // have * size > _MAX_NUMEL:
                     continue
                 out.append(Variant(leaves.with_({i: _resized(v, dim, size)}),
                                    f"{leaves.names[i]}: dim {dim % v.dim()} {have} -> {size}",
@@ -375,10 +377,10 @@ def _aim_values(leaves: _Leaves, names: set[str]) -> list[Variant]:
     floats = [i for i in _chosen(leaves, names) if leaves.values[i].dtype.is_floating_point
               and leaves.values[i].numel()]
     if not floats:
-        return []
+        return _aim_masks(leaves, names)
     holders = ", ".join(leaves.names[i] for i in floats)
     generator = torch.Generator().manual_seed(SEED + 1)
-    out = []
+    out = _aim_masks(leaves, names)
     for scale in SCALES:
         drawn = {i: (torch.randn(leaves.values[i].shape, generator=generator,
                                  dtype=torch.float64) * scale).to(leaves.values[i].dtype)
@@ -386,6 +388,37 @@ def _aim_values(leaves: _Leaves, names: set[str]) -> list[Variant]:
         out.append(Variant(leaves.with_(drawn), f"{holders} drawn from N(0, {scale:g}^2)",
                            "value", f"normal x{scale:g}", _DISTANCE["value"]))
     return out
+
+
+def _aim_masks(leaves: _Leaves, names: set[str]) -> list[Variant]:
+    """A 0/1 or bool input the condition reads with every position 0 (all padded): the
+    side ``if mask.any()`` or ``if mask.all()`` did not take on an all-ones example."""
+    out = []
+    for i in _chosen(leaves, names):
+        v = leaves.values[i]
+        if _is_mask(v):
+            out.append(Variant(leaves.with_({i: torch.zeros_like(v)}),
+                               f"{leaves.names[i]} padded everywhere (every position 0)",
+                               "value", f"{leaves.names[i]} all 0", _DISTANCE["mask"]))
+    return out[:_PER_AIM]
+
+
+def _aim_dtype(leaves: _Leaves, names: set[str]) -> list[Variant]:
+    """Integer inputs where the example's were float, and float where they were integer
+    (a test of ``x.is_floating_point()``; float to float is a generic variant)."""
+    out = []
+    for i in _chosen(leaves, names):
+        v = leaves.values[i]
+        if v.dtype.is_floating_point:
+            new = (v * 10).round().to(torch.int64)
+        elif v.dtype != torch.bool and not v.dtype.is_complex:
+            new = v.to(torch.float32)
+        else:
+            continue
+        out.append(Variant(leaves.with_({i: new}),
+                           f"{leaves.names[i]} {_dtype_name(v.dtype)} -> {_dtype_name(new.dtype)}",
+                           "dtype", _dtype_name(new.dtype), _DISTANCE["dtype"]))
+    return out[:_PER_AIM]
 
 
 def _aim_mode(obj: Any, inputs: ExampleInputs) -> list[Variant]:
@@ -444,13 +477,15 @@ def aimed(inputs: ExampleInputs, names: list[str], aims: dict[str, set[str]], ob
                 out += _aim_size(leaves, statement)
         elif kind == "value":
             out += _aim_values(leaves, named)
+        elif kind == "dtype":
+            out += _aim_dtype(leaves, named)
         elif kind == "mode":
             out += _aim_mode(obj, inputs)
         elif kind == "argument":
             out += _aim_arguments(inputs, leaves, obj, named)
         elif kind == "state":
-            out.append(Variant(inputs, "a second call on the example inputs", "state",
-                               "second call", _DISTANCE["state"]))
+            out.append(Variant(inputs, SECOND_CALL, "state", "second call",
+                               _DISTANCE["state"]))
     seen, unique = set(), []
     for v in out:
         if v.change not in seen:

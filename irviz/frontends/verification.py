@@ -28,7 +28,7 @@ import torch
 from .capture import Capture, capture, raised
 from .decisions import Decision, DecisionRecorder
 from .inputs import ExampleInputs
-from .variants import Variant
+from .variants import SECOND_CALL, Variant
 
 __all__ = ["Outcome", "Verification", "Preserved", "verify", "retrace_on", "lines_run"]
 
@@ -296,14 +296,11 @@ def verify(first: Capture, variants: list[Variant], random: bool = False,
             result.compared = "shapes"
             result.note = ("the trace and the model give different values on the example "
                            "inputs themselves (random ops): outputs compared by shape only")
-        elif again is not None:
+        elif again is not None or difference is not None:
+            again = again or Variant(first.inputs, SECOND_CALL, "state", "second call", 0)
             result.outcomes.append(Outcome(again, valid=True, counterexample=True,
                                            output=output, difference=difference)
                                    if difference is not None else Outcome(again, valid=True))
-        elif difference is not None:
-            result.note = ("the model gives other values on its example inputs a second "
-                           "time with no random op in the trace: it keeps state the trace "
-                           "baked")
         shapes_only = result.compared == "shapes"
         for variant in variants:
             result.outcomes.append(_outcome(first, variant, shapes_only, decisions))

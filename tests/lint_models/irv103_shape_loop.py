@@ -13,7 +13,7 @@ class Model(torch.nn.Module):
         i = 0
         n = x.shape[1]
         while i < n:  # expect: IRV101, IRV103
-            out = out * 0.5  # expect: IRV151
+            out = out * 0.5  # IRV151 here is folded into the IRV101 above: one root cause
             i += 1
         rows = [x[k] * 2 for k in range(x.shape[0])]  # expect: IRV103
         return out + torch.stack(rows).sum(0)

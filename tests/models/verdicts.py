@@ -29,10 +29,17 @@ class LengthBranch(torch.nn.Module):
         return x.sum(1)
 
 
+class LengthCut(torch.nn.Module):
+    def forward(self, x):
+        if x.size(1) > 4096:  # verdict: error shape
+            x = x[:, :4096]
+        return x.sum(1)
+
+
 class LengthHarmless(torch.nn.Module):
     def forward(self, x):
         if x.size(1) > 4096:  # verdict: info
-            x = x[:, :4096]
+            x = torch.cat([x[:, :4096], x[:, 4096:]], 1)
         return x.sum(1)
 
 
@@ -56,9 +63,9 @@ class DtypeBranch(torch.nn.Module):
 
 class DtypeHarmless(torch.nn.Module):
     def forward(self, x):
-        if x.is_floating_point():  # verdict: info
-            return x.relu()
-        return x.float().relu()
+        if x.dtype == torch.float16:  # verdict: info
+            x = x.clamp(-65504, 65504)
+        return x.relu()
 
 
 class MaskShortcut(torch.nn.Module):
@@ -73,7 +80,7 @@ class MaskHarmless(torch.nn.Module):
     def forward(self, x, mask):
         m = mask.unsqueeze(-1).to(x.dtype)
         if mask.any():  # verdict: info
-            return (x * m).sum(1) / m.sum(1)
+            return (x * m).sum(1) / m.sum(1).clamp(min=1)
         return torch.zeros_like(x[:, 0])
 
 
@@ -127,7 +134,7 @@ def _rows(n=2, length=8):
 example_inputs = {
     "BatchBranch": lambda: (torch.rand(2, 4),),
     "BatchHarmless": lambda: (torch.rand(2, 4),),
-    "LengthBranch": _rows, "LengthHarmless": _rows, "LengthCheck": _rows,
+    "LengthBranch": _rows, "LengthCut": _rows, "LengthHarmless": _rows, "LengthCheck": _rows,
     "DtypeBranch": lambda: (torch.rand(3, 4),),
     "DtypeHarmless": lambda: (torch.rand(3, 4),),
     "MaskShortcut": lambda: (torch.rand(2, 5, 4), torch.ones(2, 5, dtype=torch.long)),
