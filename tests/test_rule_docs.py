@@ -14,6 +14,7 @@ import string
 import pytest
 
 import irviz.lint.rules  # noqa: F401  (registers every rule)
+from irviz.lint.proof import EVIDENCE_TITLE
 from irviz.lint.registry import REGISTRY, REQUIRED_SECTIONS, sections
 
 #: code -> (name, severity, default, message fields)
@@ -135,7 +136,16 @@ def test_every_section_is_present_and_not_empty(cls):
         assert found.get(title, "").strip(), f"{cls.code}: `## {title}` missing or empty"
     assert list(found)[:5] == ["What it does", "Why is this bad?", "Example",
                                "Use instead", "Known problems"]
-    assert set(found) <= set(REQUIRED_SECTIONS) | {"References"}
+    assert set(found) <= set(REQUIRED_SECTIONS) | {"References", EVIDENCE_TITLE}
+    # the last section is generated from the rule's proof and decision: every verdict the
+    # rule's findings can have, with an example
+    assert list(found)[-1] == EVIDENCE_TITLE
+    proven = found[EVIDENCE_TITLE]
+    if cls.severity != "info":
+        verdicts = ("certain",) if cls.proof == "certain" else (
+            "counterexample", "held", "undecided")
+        assert all(f"**{v}**" in proven and re.search(rf"^ +{v}( on)?: ", proven, re.M)
+                   for v in verdicts), proven
     # "What it does" is one paragraph: it is the summary shown in tables and SARIF
     assert "\n\n" not in found["What it does"]
 

@@ -29,23 +29,11 @@ import torch
 
 from .inputs import ExampleInputs
 
-__all__ = ["Variant", "variants", "aimed", "grown_by_one", "KINDS", "AIMS", "UNDECIDED"]
+__all__ = ["Variant", "variants", "aimed", "grown_by_one", "KINDS", "AIMS"]
 
 KINDS = ("shape", "dtype", "value", "mask")
 #: the decisions a variant can be aimed at (:meth:`irviz.lint.registry.Rule.decides`)
 AIMS = ("value", "size", "rank", "shapes", "dtype", "machine", "mode", "argument", "state")
-#: what an undecided finding asks for: the input that would drive its decision
-UNDECIDED = {
-    "value": "no example took the other side: pass --inputs whose values do",
-    "size": ("no example had a size that changes it: pass --inputs of other sizes, or name "
-             "the dimension with --dynamic-dims"),
-    "rank": "no example had another rank: pass --inputs of another rank",
-    "shapes": "no example had inputs of different shapes: pass --inputs whose shapes differ",
-    "dtype": "no example had another dtype: pass --inputs of the dtype you deploy",
-    "mode": "no variant ran the model in the other mode",
-    "argument": "no variant passed it: pass it in --inputs",
-    "state": "no second call ran",
-}
 #: distance from the example of each kind of variant (a generic shape change: by size)
 _DISTANCE = {"state": 0, "mode": 1, "argument": 2, "size": 5, "rank": 12, "shapes": 8,
              "value": 15, "dtype": 20, "mask": 18}

@@ -104,7 +104,11 @@ class Rule:
 
 def sections(cls: type) -> dict[str, str]:
     """The ``## Title`` sections of a rule's docstring, in order: title -> Markdown body
-    (dedented, stripped). Text before the first heading is not a section."""
+    (dedented, stripped), then the generated "How a finding is proven" of a rule class
+    (:func:`irviz.lint.proof.evidence_section`, from its ``proof`` and ``decision``). Text
+    before the first heading is not a section."""
+    from .proof import EVIDENCE_TITLE, evidence_section
+
     doc = inspect.cleandoc(cls.__doc__ or "")
     found: dict[str, str] = {}
     matches = list(_HEADING_RE.finditer(doc))
@@ -112,6 +116,8 @@ def sections(cls: type) -> dict[str, str]:
         end = matches[i + 1].start() if i + 1 < len(matches) else len(doc)
         body = doc[match.end():end]
         found[match.group("title")] = textwrap.dedent(body).strip("\n").rstrip()
+    if isinstance(cls, type) and issubclass(cls, Rule) and getattr(cls, "code", None):
+        found[EVIDENCE_TITLE] = evidence_section(cls)
     return found
 
 

@@ -24,10 +24,11 @@ from dataclasses import dataclass
 from ...analyses.graph_diff import canonical
 from ...frontends.inputs import parse_dynamic_dims
 from ...frontends.decisions import Decision, decision_at
-from ...frontends.variants import UNDECIDED, aimed, variants
+from ...frontends.variants import aimed, variants
 from ...frontends.verification import Outcome, Verification, lines_run, retrace_on, verify
 from ...paths import display_path, is_installed_library_file
 from ..diagnostic import Evidence
+from ..proof import UNDECIDED
 from ..registry import REGISTRY
 from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
                              OutputIndependentOfInput, ResizeInTrace, ShapeSpecializedTrace,
