@@ -144,7 +144,7 @@ def test_every_section_is_present_and_not_empty(cls):
     if cls.severity != "info":
         verdicts = ("certain",) if cls.proof == "certain" else (
             "counterexample", "held", "undecided")
-        assert all(f"**{v}**" in proven and re.search(rf"^ +{v}( on)?: ", proven, re.M)
+        assert all(f"**{v}**" in proven and re.search(rf"^ *{v}( on)?: ", proven, re.M)
                    for v in verdicts), proven
     # "What it does" is one paragraph: it is the summary shown in tables and SARIF
     assert "\n\n" not in found["What it does"]
