@@ -421,7 +421,7 @@ def _coverage(ctx: LayerContext, rest: Resting, result: Verification,
         if drove:
             text = f"{drove[0].variant.change}: every output matched"
             return Evidence("held", text, held_on=held_on, reason=text)
-        text = f"no variant changed it: {UNDECIDED[rest.kind]}"
+        text = f"no variant changed it: {UNDECIDED[rest.kind]}" + _rejected(result, rest)
         return Evidence("undecided", text, held_on=held_on, reason=text)
     d = rest.decision
     where = (d.path, d.line) if d is not None else None
@@ -443,8 +443,19 @@ def _coverage(ctx: LayerContext, rest: Resting, result: Verification,
                 f"example and on every variant")
     else:
         same = f"the {what} was the same on every variant"
-    text = f"{same}: {UNDECIDED.get(rest.kind, UNDECIDED['value'])}"
+    text = f"{same}: {UNDECIDED.get(rest.kind, UNDECIDED['value'])}" + _rejected(result, rest)
     return Evidence("undecided", text, held_on=held_on, reason=text)
+
+
+def _rejected(result: Verification, rest: Resting) -> str:
+    """The variants aimed at this kind of decision that the model's own Python raised on:
+    not valid inputs, so they prove nothing (said, so the user knows they were tried)."""
+    rejected = [o for o in result.outcomes if not o.valid and o.variant.kind == rest.kind]
+    if not rejected:
+        return ""
+    first = rejected[0]
+    return (f" ({len(rejected)} aimed variant(s) the model's Python rejected prove nothing: "
+            f"{first.variant.short}: {first.error})")
 
 
 def _what(d: Decision | None) -> str:
