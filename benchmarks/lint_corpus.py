@@ -175,7 +175,7 @@ def run_lint(target: str, env: dict, timeout: float, extra: tuple[str, ...] = ()
     if findings is None:
         error = (errors or lines or [f"exit code {rc}"])[-1]
     return {"rc": rc, "wall": wall, "findings": findings, "notes": notes, "error": error,
-            "stderr_tail": lines[-12:]}
+            "stderr_tail": lines[-12:], "stderr_lines": lines}
 
 
 # -- counting ------------------------------------------------------------------------------

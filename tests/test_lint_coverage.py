@@ -61,7 +61,7 @@ def test_each_pitfall_fails_the_run_at_its_line(path):
         assert f"    counterexample: {proof['summary']}" in text, text
 
 
-@pytest.mark.parametrize("name", ["ok_decisions.py", "ok_dynamic_patterns.py",
+@pytest.mark.parametrize("name", ["pitfalls/ok_decisions.py", "ok_dynamic_patterns.py",
                                   "runtime/ok_runtime_patterns.py"])
 def test_correct_dynamic_code_passes(name):
     result = lint(HERE / "lint_models" / name)
@@ -69,7 +69,7 @@ def test_correct_dynamic_code_passes(name):
 
 
 def test_held_says_the_decision_took_both_sides():
-    result = lint(HERE / "lint_models" / "ok_decisions.py:EmptyBatch", "--show-info",
+    result = lint(HERE / "lint_models" / "pitfalls" / "ok_decisions.py:EmptyBatch", "--show-info",
                   "--format", "json")
     [f] = json.loads(result.stdout)
     assert f["severity"] == "info" and f["evidence"]["verdict"] == "held"

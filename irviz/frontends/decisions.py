@@ -36,6 +36,8 @@ __all__ = ["Decision", "DecisionRecorder", "decision_at"]
 _PROBED_CALLS = frozenset({"int", "float", "bool", "len", "item", "tolist", "size", "dim",
                            "numel", "numpy", "is_floating_point"})
 _PROBED_ATTRS = frozenset({"shape", "ndim", "dtype", "training"})
+#: a probed tensor up to this many elements is compared by its values too
+_HASHED = 1 << 16
 
 
 @dataclass(frozen=True)
@@ -151,7 +153,11 @@ def _plain(value: Any) -> Any:
     if isinstance(value, torch.Tensor):
         if value.numel() == 1:
             return value.item()
-        return ("tensor", tuple(value.shape), str(value.dtype))
+        small = value.numel() <= _HASHED
+        return ("tensor", tuple(value.shape), str(value.dtype),
+                hash(value.detach().cpu().contiguous().numpy().tobytes()) if small else None)
+    if hasattr(value, "tobytes") and hasattr(value, "shape"):  # a NumPy array
+        return ("array", tuple(value.shape), hash(value.tobytes()))
     if isinstance(value, (list, tuple)):
         return tuple(_plain(v) for v in value)
     if isinstance(value, (int, float, bool, str, type(None))):

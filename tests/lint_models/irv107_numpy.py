@@ -16,7 +16,8 @@ class Model(torch.nn.Module):
     def forward(self, x):
         values = x.detach().numpy()  # expect: IRV107, IRV301
         index = np.arange(x.shape[0])  # expect: IRV107
-        return torch.from_numpy(values * 2) + torch.from_numpy(index)[:, None]  # expect: IRV108, IRV134, IRV151
+        return torch.from_numpy(values * 2) + torch.from_numpy(index)[:, None]  # expect: IRV108
 
 
+# (the IRV134 and IRV151 on the return line are related locations of its IRV108: one cause)
 example_inputs = {"Model": lambda: (torch.rand(3, 4),)}

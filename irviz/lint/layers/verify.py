@@ -158,16 +158,18 @@ def _one_per_cause(ctx: LayerContext) -> None:
     same counterexample as a finding of its cause is folded into that one, as a related
     location (the user fixes the loop, not the shape it baked)."""
     found = ctx.findings.found
-    causes: dict[str, tuple] = {}
+    causes: dict[str, list[tuple]] = {}
     for key, d in found.items():
         if key[0] not in CONSEQUENCES + (TraceDivergesFromModel.code,) and _proven(d):
-            causes.setdefault(d.evidence.summary, key)
+            causes.setdefault(d.evidence.summary, []).append(key)
     for key, d in list(found.items()):
         if key[0] not in CONSEQUENCES + (TraceDivergesFromModel.code,) or not _proven(d):
             continue
-        cause = causes.get(d.evidence.summary)
-        if cause is None or cause[1:] == key[1:]:
+        same = causes.get(d.evidence.summary)
+        if not same:
             continue
+        # the cause on the consequence's own line, else the first
+        cause = next((c for c in same if c[1:] == key[1:]), same[0])
         del found[key]
         found[cause] = found[cause].with_related(
             (d.path, d.line, f"{d.code} {d.name}: the same counterexample"))
@@ -312,9 +314,22 @@ def _confirm(ctx: LayerContext, outcome: Outcome, lines: list[tuple[str, int]],
             hit += _baked_values_used(ctx, decisions)
         hit += [key for place in candidates for key in by_line.get(place, ())
                 if key[0] in CONSEQUENCES]
-        for key in dict.fromkeys(hit):
-            if not _proven(found[key]):
+        hit = list(dict.fromkeys(hit))
+        causes = [k for k in hit if k[0] not in CONSEQUENCES]
+        first = next((k for k in causes if k in changed), causes[0] if causes else hit[0])
+        for key in hit:
+            if _proven(found[key]) or (key in watched and key not in changed
+                                       and key[1:] != first[1:]):
+                continue  # its decision did not change on this input: not its proof
+            if key[0] in CONSEQUENCES or key[1:] == first[1:]:
                 ctx.findings.attach(key, evidence)
+            elif not _proven(found[first]) or found[first].evidence is evidence:
+                # one counterexample, one finding: where the runs first part ways; the
+                # other decisions it changed are named there
+                found[first] = found[first].with_related(
+                    (key[1], key[2], f"{key[0]} {found[key].name}: decided differently on "
+                                     "the same counterexample"))
+                del found[key]
         return
     baked = _baked_values_used(ctx, candidates) if candidates else _warned_bakes(ctx)
     if baked:  # (those another counterexample proved already explain it too)
@@ -394,13 +409,47 @@ def settle(ctx: LayerContext) -> None:
         elif unverified is not None:
             ctx.findings.attach(key, Evidence("undecided", unverified, reason=unverified))
         elif rest is not None:
-            ctx.findings.attach(key, _coverage(ctx, rest, result, held_on))
+            evidence = _coverage(ctx, rest, result, held_on)
+            if evidence.verdict != "undecided" or not _fold(ctx, rest, result):
+                ctx.findings.attach(key, evidence)
         else:
             ctx.findings.attach(key, Evidence("held", ", ".join(held_on), held_on=held_on))
+    _one_per_cause(ctx)
 
 
 _MACHINE = ("the machine decides this branch, and the trace keeps the side this one took "
             "(a machine with{} CUDA takes the other)")
+
+
+def _fold(ctx: LayerContext, rest: Resting, result: Verification) -> bool:
+    """A decision no passing variant drove, which a counterexample did change. A value
+    the trace baked (a size turned into a number) that changed where the trace broke gets
+    that counterexample; a branch is part of the finding the counterexample proves (one
+    input, one finding) and named there, or gets it when only the divergence's
+    consequences (IRV150/151/152) hold it."""
+    found = ctx.findings.found
+    for outcome in sorted(result.counterexamples, key=lambda o: o.variant.distance):
+        if rest.key not in _changed([rest], result, outcome):
+            continue
+        evidence = _evidence(outcome, result)
+        holders = [k for k, d in found.items() if k != rest.key and _proven(d)
+                   and d.evidence.summary == evidence.summary]
+        causes = [k for k in holders if k[0] not in CONSEQUENCES + (TraceDivergesFromModel.code,)]
+        if not holders:
+            continue
+        if rest.decision is None or rest.decision.kind == "value" or not causes:
+            ctx.findings.attach(rest.key, evidence)
+            return True
+        proven = causes[0]
+        d = found.pop(rest.key)
+        for key in [k for k in found if k[0] in CONSEQUENCES and k[1:] == rest.key[1:]
+                    and not _proven(found[k])]:
+            del found[key]  # what the trace froze there, a consequence of this decision
+        found[proven] = found[proven].with_related(
+            (d.path, d.line, f"{d.code} {d.name}: decided differently on the same "
+                             "counterexample"))
+        return True
+    return False
 
 
 def _has_cuda() -> bool:

@@ -10,7 +10,7 @@ import torch
 class Model(torch.nn.Module):
     def forward(self, x):
         half = int(x.size(0) / 2)  # expect: IRV106
-        return x[:half]  # expect: IRV151
+        return x[:half]  # IRV151 here: a related location of the IRV106 (one cause)
 
 
 example_inputs = {"Model": lambda: (torch.rand(3, 4),)}
