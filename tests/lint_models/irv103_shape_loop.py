@@ -15,8 +15,7 @@ class Model(torch.nn.Module):
         while i < n:  # expect: IRV101, IRV103
             out = out * 0.5  # IRV151 here is folded into the IRV101 above: one root cause
             i += 1
-        # a related location of the loop on line 11 (one input changed both):
-        rows = [x[k] * 2 for k in range(x.shape[0])]
+        rows = [x[k] * 2 for k in range(x.shape[0])]  # expect: IRV103
         return out + torch.stack(rows).sum(0)
 
 

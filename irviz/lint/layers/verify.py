@@ -171,8 +171,9 @@ def _one_per_cause(ctx: LayerContext) -> None:
         # the cause on the consequence's own line, else the first
         cause = next((c for c in same if c[1:] == key[1:]), same[0])
         del found[key]
-        found[cause] = found[cause].with_related(
-            (d.path, d.line, f"{d.code} {d.name}: the same counterexample"))
+        if cause[1:] != key[1:]:  # (on the cause's own line it says nothing more)
+            found[cause] = found[cause].with_related(
+                (d.path, d.line, f"{d.code} {d.name}: the same counterexample"))
 
 
 def _diverging_lines(ctx: LayerContext, outcome: Outcome) -> list[tuple[str, int]]:
