@@ -303,8 +303,9 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
                    "certainty proves; JSON and SARIF always carry them). [default: "
                    "`show-info` in [tool.irviz], else off]")
 @click.option("--verify", type=click.IntRange(min=0), default=None, metavar="N",
-              help="Run the trace against the Python model on at most N variant inputs "
-                   "to find counterexamples (0: none, every finding stays unverified). "
+              help="Run the trace against the Python model on at most N generic variant "
+                   "inputs, and on those aimed at each finding's decision, to find "
+                   "counterexamples (0: none, every finding stays undecided and info). "
                    "[default: `verify` in [tool.irviz], else 16]")
 @click.option("--no-hints", is_flag=True, help="Text format: leave out the hint lines.")
 @click.option("-j", "--jobs", default="1", show_default=True, metavar="N",

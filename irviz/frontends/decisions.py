@@ -178,14 +178,24 @@ class DecisionRecorder:
         for d in self.decisions:
             self._by_file.setdefault(d.path, {})[d.line] = d
         self._files: dict[str, dict[int, Decision] | None] = {}
+        self._codes: dict[Any, dict[int, Decision] | None] = {}
         self._pending: dict[Any, Decision] = {}
         self._previous = None
 
     def _watched(self, code) -> dict[int, Decision] | None:
-        name = code.co_filename
-        found = self._files.get(name, False)
+        """The decisions inside ``code``'s own lines (None: none), so that only the
+        functions holding one get a line tracer, not every function of their file."""
+        found = self._codes.get(code, False)
         if found is False:
-            found = self._files[name] = self._by_file.get(os.path.realpath(name))
+            name = code.co_filename
+            in_file = self._files.get(name, False)
+            if in_file is False:
+                in_file = self._files[name] = self._by_file.get(os.path.realpath(name))
+            found = None
+            if in_file:
+                lines = {line for _start, _end, line in code.co_lines() if line is not None}
+                found = {n: d for n, d in in_file.items() if n in lines} or None
+            self._codes[code] = found
         return found
 
     def _global(self, frame, event, _arg):

@@ -449,10 +449,11 @@ def _aim_arguments(inputs: ExampleInputs, leaves: _Leaves, obj: Any,
 
 
 def aimed(inputs: ExampleInputs, names: list[str], aims: dict[str, set[str]], obj: Any,
-          statements: list[str] = ()) -> list[Variant]:
-    """Variants aimed at the decisions findings rest on. ``aims``: each kind of
-    :data:`AIMS` asked for, with the inputs its statements name (``{"rank": {"x"}}``);
-    ``statements``: their source lines (a size test's bound is read off them)."""
+          statements: list[str] = (), limit: int = 16) -> list[Variant]:
+    """Variants aimed at the decisions findings rest on, at most ``limit``, the simplest
+    first. ``aims``: each kind of :data:`AIMS` asked for, with the inputs its statements
+    name (``{"rank": {"x"}}``); ``statements``: their source lines (a size test's bound is
+    read off them)."""
     leaves = _Leaves(inputs, names)
     out: list[Variant] = []
     for kind, named in aims.items():
@@ -474,9 +475,15 @@ def aimed(inputs: ExampleInputs, names: list[str], aims: dict[str, set[str]], ob
         elif kind == "state":
             out.append(Variant(inputs, SECOND_CALL, "state", "second call",
                                _DISTANCE["state"]))
-    seen, unique = set(), []
-    for v in out:
+    by_kind: dict[str, list[Variant]] = {}
+    seen = set()
+    for v in sorted(out, key=lambda v: v.distance):  # the simplest of each kind first
         if v.change not in seen:
             seen.add(v.change)
-            unique.append(v)
+            by_kind.setdefault(v.kind, []).append(v)
+    groups, unique = list(by_kind.values()), []
+    while any(groups) and len(unique) < limit:  # in turn from each kind, within the cap
+        for group in groups:
+            if group and len(unique) < limit:
+                unique.append(group.pop(0))
     return unique

@@ -90,8 +90,8 @@ _WARNING_NOTE = re.compile(r"^⚠|\b(?:failed|raised)\b")
 
 def is_alarm(finding: dict) -> bool:
     """A lint finding (``Diagnostic.to_dict()``) drawn in the warning colour: an error or a
-    warning, which a counterexample or a certainty settles; ``info`` findings (unverified,
-    or held on every variant) are notes. A record without a severity is a warning."""
+    warning, which a counterexample, a certainty or an undecided decision in the user's
+    code settles; ``info`` findings (held, or undecided where nothing ran) are notes. A record without a severity is a warning."""
     return (finding.get("severity") or "warning") in ALARMS
 
 

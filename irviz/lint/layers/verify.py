@@ -1,17 +1,27 @@
 """The ``verify`` layer: counterexamples from execution, and the evidence every finding
 carries to the gate (docs/lint.md: the evidence ladder).
 
-1. :func:`run`: the variants of the example inputs (:mod:`irviz.frontends.variants`) run
-   through the first trace and the Python model (:mod:`irviz.frontends.verification`).
-   For each counterexample, a second trace on it is matched against the first
-   (:func:`irviz.analyses.graph_diff.canonical`, the order ``check_trace`` compares in),
-   and the lines the two runs did not share are read too; the statement deciding whether
-   the first diverging line runs (:func:`irviz.lint.source.statements.deciding_lines`)
-   is where the finding belongs. A finding there is confirmed; with none, the divergence
-   is a finding of its own (IRV152).
+1. :func:`run`: the variants of the example inputs (:mod:`irviz.frontends.variants`), the
+   generic ones and those aimed at the decision each finding rests on (:func:`resting`:
+   the rule class says which, ``Rule.decides``), run through the first trace and the
+   Python model (:mod:`irviz.frontends.verification`), which records what each such
+   decision was on every run (:mod:`irviz.frontends.decisions`). Counterexamples are
+   taken simplest first. A mode, argument or state counterexample proves the findings
+   resting on that decision directly; for the others a second trace on it is matched
+   against the first (:func:`irviz.analyses.graph_diff.canonical`, the order
+   ``check_trace`` compares in), and the lines the two runs did not share are read too;
+   the statement deciding whether the first diverging line runs
+   (:func:`irviz.lint.source.statements.deciding_lines`), or the one around it whose
+   decision did change on that input, is where the finding belongs. A finding there is
+   confirmed; with none, the divergence is a finding of its own (IRV152). One
+   counterexample makes one finding: the consequences it also proves (IRV150/151/152) and
+   the other branches it changed become related locations (:func:`_one_per_cause`).
 2. :func:`settle`: every finding still without evidence gets its verdict: ``certain`` for
-   the rules whose findings are facts, ``held`` with the variants it held on (or because
-   its line only validates and raises), ``unverified`` when nothing could tell.
+   the rules whose findings are facts and for machine-decided branches; for a finding
+   resting on a decision, ``held`` when a variant drove it the other way and the trace
+   still agreed, else ``undecided`` naming the input that would decide it; for the rest
+   ``held`` with the variants it held on (or because its line only validates and raises);
+   ``undecided`` when nothing ran that could tell.
 
 The gate turns the verdict into the severity (:func:`irviz.lint.gate.severity_of`).
 """
@@ -79,13 +89,23 @@ def resting(ctx: LayerContext) -> list[Resting]:
             continue
         if tuple(d.layers) == ("ast",) and is_installed_library_file(d.path):
             continue
-        statement = _code_at((d.path, d.line)).strip()
+        statement = _statement_at(d.path, d.line)
         kind = rule.decides(statement)
         decision = decision_at(d.path, d.line) if kind not in _UNSEEN else None
         named = re.findall(r"`(\w+)`", d.message) if kind == "argument" else \
             re.findall(r"\w+", statement)
         out.append(Resting(key, kind, statement, decision, frozenset(named)))
     return out
+
+
+def _statement_at(path: str, line: int) -> str:
+    """The source line a finding is on, read fresh from the file (a display path such as
+    ``model.py`` means another file in another run of the same process)."""
+    import linecache
+
+    real = os.path.abspath(path)
+    linecache.checkcache(real)
+    return re.sub(r"\s+#.*$", "", linecache.getline(real, line)).strip()
 
 
 #: decisions no line of the model shows: the variant of that kind is what drives them
@@ -387,7 +407,7 @@ _VALIDATES = ("a validation that raises: the trace drops the check, and every in
 def settle(ctx: LayerContext) -> None:
     """The verdict of every finding that has none yet (see the module docstring)."""
     result: Verification | None = ctx.run.verification
-    unverified = _why_unverified(ctx, result)
+    nothing_ran = _why_nothing_ran(ctx, result)
     held_on = result.held_on() if result is not None else ()
     rests = {r.key: r for r in (getattr(ctx.run, "resting", None) or ())}
     for key, d in list(ctx.findings.found.items()):
@@ -396,7 +416,7 @@ def settle(ctx: LayerContext) -> None:
         rule = REGISTRY.get(d.code) if d.code in REGISTRY else None
         rest = rests.get(key)
         kind = rest.kind if rest is not None else (
-            rule.decides(_code_at((d.path, d.line)).strip()) if rule is not None
+            rule.decides(_statement_at(d.path, d.line)) if rule is not None
             and rule.decision else "")
         if rule is not None and rule.proof == "certain":
             ctx.findings.attach(key, Evidence("certain", rule.certainty or rule.name,
@@ -407,8 +427,8 @@ def settle(ctx: LayerContext) -> None:
         elif validates_only(d.path, d.line):
             ctx.findings.attach(key, Evidence("held", _VALIDATES, held_on=held_on,
                                               reason=_VALIDATES))
-        elif unverified is not None:
-            ctx.findings.attach(key, Evidence("undecided", unverified, reason=unverified))
+        elif nothing_ran is not None:
+            ctx.findings.attach(key, Evidence("undecided", nothing_ran, reason=nothing_ran))
         elif rest is not None:
             evidence = _coverage(ctx, rest, result, held_on)
             if evidence.verdict != "undecided" or not _fold(ctx, rest, result):
@@ -518,7 +538,7 @@ _EVAL_TRACE = ("traced in eval mode: the trace keeps the branch an eval-mode dep
                "takes")
 
 
-def _why_unverified(ctx: LayerContext, result: Verification | None) -> str | None:
+def _why_nothing_ran(ctx: LayerContext, result: Verification | None) -> str | None:
     """Why nothing could tell (None when some valid variant ran)."""
     if result is not None and result.valid:
         return None
