@@ -4,9 +4,9 @@ linted by two irviz trees side by side, with and without verification.
 Each round runs four children in one alternating order (``python -m irviz lint CORPUS
 --format json --exit-zero --no-cache -v``, this checkout and ``--tree BEFORE``, each with
 ``--verify 0`` and with the default), so that a change in the machine's load falls on
-all four. Reported: per model, the seconds ``-v`` prints for the variants (``verify SPEC:
-... N s``, medians over rounds) before and after and their difference (the extra time the
-change's variants cost); per tree, the median wall time with verification over the one
+all four. Reported: per model, the errors and warnings each tree reports and the seconds ``-v``
+prints for the variants (``verify SPEC: ... N s``, medians over rounds) before and after
+and their difference (the extra time the change's variants cost); per tree, the median wall time with verification over the one
 without (the cost of verifying against a process that builds and traces only).
 
 Usage::
@@ -45,6 +45,7 @@ def main() -> int:
     sides = {"before": child_env(args.tree, False), "after": child_env(None, False)}
     walls: dict[tuple[str, str], list[float]] = {}
     verify: dict[str, dict[str, list[float]]] = {"before": {}, "after": {}}
+    alarms: dict[str, dict[str, int]] = {"before": {}, "after": {}}
     load_before = loadavg()
     for r in range(args.rounds):
         order = [(s, v) for s in sides for v in ("off", "on")]
@@ -55,13 +56,19 @@ def main() -> int:
             if mode == "on":
                 for model, sec in _per_model(got["stderr_lines"]).items():
                     verify[side].setdefault(model, []).append(sec)
+                alarms[side] = {}  # (the last round's: lint is deterministic)
+                for f in got["findings"] or ():
+                    alarms[side].setdefault(f.get("target"), 0)
+                    alarms[side][f.get("target")] += f.get("severity") in ("error", "warning")
             print(f"round {r + 1}: {side} verify {mode}: {got['wall']:.1f} s", flush=True)
     med = {k: statistics.median(v) for k, v in walls.items()}
-    rows = ["| model | verify before (s) | verify after (s) | extra (s) |", "|---|---|---|---|"]
+    rows = ["| model | errors+warnings before | after | verify before (s) | verify after (s) "
+            "| extra (s) |", "|---|---|---|---|---|---|"]
     for model in verify["after"]:
         b = statistics.median(verify["before"].get(model, [0.0]))
         a = statistics.median(verify["after"][model])
-        rows.append(f"| `{model}` | {b:.2f} | {a:.2f} | {a - b:+.2f} |")
+        rows.append(f"| `{model}` | {alarms['before'].get(model, 0)} | "
+                    f"{alarms['after'].get(model, 0)} | {b:.2f} | {a:.2f} | {a - b:+.2f} |")
     ratio = ["| tree | wall, --verify 0 | wall, default | ratio |", "|---|---|---|---|"]
     for side in sides:
         off, on = med[(side, "off")], med[(side, "on")]
