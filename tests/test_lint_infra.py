@@ -14,6 +14,7 @@ import pytest
 from irviz.config import Config, find_config, load_config, per_file_ignored
 from irviz.errors import UsageError
 from irviz.lint.diagnostic import LAYERS, SEVERITIES, Diagnostic
+from irviz.lint.proof import EVIDENCE_TITLE
 from irviz.lint.registry import (REGISTRY, REQUIRED_SECTIONS, Registry, Rule, rule_json,
                                  rule_rst, rule_text, sections, summary, write_rule_docs)
 from irviz.lint.suppress import filter_suppressed, is_suppressed, suppressed_by
@@ -252,7 +253,8 @@ def test_diagnostics_sort_by_path_line_column_code():
 
 def test_sections_are_parsed_and_dedented():
     found = sections(TensorToPythonBool)
-    assert list(found) == [*REQUIRED_SECTIONS, "References"]
+    # the last one is generated from the rule's proof and decision (irviz.lint.proof)
+    assert list(found) == [*REQUIRED_SECTIONS, "References", EVIDENCE_TITLE]
     assert found["What it does"] == ("Checks for Python `if` on tensor data in a traced "
                                      "`forward`.\n\nThe trace keeps one branch.")
     assert found["Example"] == ("```python\ndef forward(self, x):\n    if x.sum() > 0:\n"
@@ -280,7 +282,7 @@ def test_rule_json():
     assert list(data) == ["code", "name", "severity", "status", "default", "message",
                           "hint", "sections"]
     assert data["code"] == "IRV101" and data["default"] is True
-    assert list(data["sections"]) == [*REQUIRED_SECTIONS, "References"]
+    assert list(data["sections"]) == [*REQUIRED_SECTIONS, "References", EVIDENCE_TITLE]
     assert json.loads(json.dumps(data)) == data
 
 
