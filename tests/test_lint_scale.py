@@ -207,6 +207,70 @@ def test_a_cache_hit_in_a_fresh_process_gives_the_same_output(project):
     assert "irviz.lint.cache" in imported and "torch" not in imported
 
 
+CONFIGURED = """
+import json, pathlib, torch
+import settings
+
+class Model(torch.nn.Module):
+    def __init__(self, gated, scale):
+        super().__init__()
+        self.gated, self.scale = gated, scale
+
+    def forward(self, x):
+        if self.gated:
+            if x.sum() > 0:   # data-dependent: only a gated model takes it
+                return x * self.scale
+            return -x
+        return x * self.scale
+
+def from_config():
+    config = json.loads(pathlib.Path(__file__).with_name("config.json").read_text())
+    return Model(config["gated"], settings.SCALE).eval()
+
+example_inputs = {"from_config()": lambda: (torch.rand(3, 4),)}
+"""
+# a project module that reads a data file when imported: a --jobs worker imports it once
+# for every spec it lints
+SETTINGS = """
+import json, pathlib
+SCALE = json.loads(pathlib.Path(__file__).with_name("scale.json").read_text())["scale"]
+"""
+
+
+def test_a_changed_data_file_the_model_reads_while_built_changes_the_cached_verdict(tmp_path):
+    """The cache key covers the data files opened while the model was loaded and
+    captured (a JSON config, as Hugging Face models read theirs), also when a ``--jobs``
+    worker wrote the entry and when the read happened at a helper module's import."""
+    (tmp_path / "pyproject.toml").write_text("[tool.irviz]\n")
+    (tmp_path / "configured.py").write_text(CONFIGURED)
+    (tmp_path / "also.py").write_text(CONFIGURED)   # imports settings in the same worker
+    (tmp_path / "settings.py").write_text(SETTINGS)
+    (tmp_path / "config.json").write_text('{"gated": false}')
+    (tmp_path / "scale.json").write_text('{"scale": 2}')
+    specs = ["configured.py:from_config()", "also.py:from_config()"]
+
+    clean = cli(*specs, "--jobs", "2", "-v", cwd=tmp_path, cache=True)
+    assert clean.returncode == 0, clean.stderr
+    assert "2 linted, 0 from the cache" in clean.stderr
+    again = cli(*specs, "-v", cwd=tmp_path, cache=True)
+    assert again.returncode == 0 and "0 linted, 2 from the cache" in again.stderr
+
+    (tmp_path / "config.json").write_text('{"gated": true}')
+    gated = cli(*specs, "--format", "json", "-v", cwd=tmp_path, cache=True)
+    assert gated.returncode == 1, gated.stderr
+    assert "2 linted, 0 from the cache" in gated.stderr
+    line = CONFIGURED.splitlines().index("            if x.sum() > 0:   # data-dependent: "
+                                         "only a gated model takes it") + 1
+    assert {(f["path"], f["line"], f["code"]) for f in json.loads(gated.stdout)} == {
+        ("configured.py", line, "IRV101"), ("also.py", line, "IRV101")}
+
+    # a file read by the import of settings.py: one process imports it once for both specs
+    cli(*specs, cwd=tmp_path, cache=True)
+    (tmp_path / "scale.json").write_text('{"scale": 3}')
+    rescaled = cli(*specs, "-v", cwd=tmp_path, cache=True)
+    assert "2 linted, 0 from the cache" in rescaled.stderr
+
+
 # -- --shard ------------------------------------------------------------------------------
 
 def test_parse_shard():

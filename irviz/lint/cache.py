@@ -9,10 +9,11 @@ The entry of a spec is found by a key that needs no import: the spec as given, t
 working directory, the content of the spec's own file, the versions of irviz (its
 source files' sizes and times too, for a checkout that changes under one version), torch
 and Python, the example inputs and every option and ``[tool.irviz]`` setting. The entry
-then lists the other Python files the result depends on with their content hashes
-(:func:`irviz.lint.runner.dependency_files`); one changed or missing file makes it a
-miss. Files the model reads as data, environment variables and native libraries are not
-covered (docs/ci.md says so; ``--no-cache`` or ``irviz clean`` when they change).
+then lists the other files the result depends on with their content hashes: the Python
+files (:func:`irviz.lint.runner.dependency_files`) and every data file opened while the
+model was loaded and captured (a JSON config; :mod:`irviz.lint.opened_files`). One
+changed, new or missing file makes it a miss. Environment variables and native libraries
+are not covered (docs/ci.md says so; ``--no-cache`` or ``irviz clean`` when they change).
 
 Writes are atomic (a temporary file renamed into place); an entry that cannot be read or
 parsed is a miss, never an error; a cache that cannot be written is skipped.
@@ -34,7 +35,7 @@ __all__ = ["CACHE_DIR", "LintCache", "project_root", "clean"]
 
 CACHE_DIR = ".irviz_cache"
 #: bumped when the entry layout changes
-_LAYOUT = "1"
+_LAYOUT = "2"
 
 
 def project_root(config) -> Path:
@@ -53,14 +54,24 @@ def clean(root: Path) -> bool:
     return True
 
 
+#: files larger than this (weights) are keyed by size and modification time, not content:
+#: hashing them on every cached run would cost more than it saves
+_HASHED_UP_TO = 8 << 20
+
+
 def _file_hash(path: str, memo: dict) -> str | None:
-    """sha256 of the file's bytes (None when it cannot be read), once per path and
-    (size, mtime) in this process."""
+    """sha256 of the file's bytes, once per path and (size, mtime) in this process;
+    ``"absent"`` for a file that does not exist (a model that looked for an optional
+    file depends on its absence), None when it cannot be read."""
     try:
         st = os.stat(path)
+    except FileNotFoundError:
+        return "absent"
     except OSError:
         return None
     stamp = (path, st.st_size, st.st_mtime_ns)
+    if st.st_size > _HASHED_UP_TO:
+        return f"stat:{st.st_size}:{st.st_mtime_ns}"
     if stamp not in memo:
         try:
             with open(path, "rb") as handle:

@@ -16,6 +16,7 @@ from typing import Iterator
 from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
 from .gate import Gate
+from .opened_files import read_by, recording
 from .layers import EXPORT_LAYERS, LAYERS, Layer
 from .layers.context import Findings, LayerContext, LintOptions, TargetRun
 from .run_report import RunReport
@@ -49,11 +50,15 @@ def _layers(options: LintOptions) -> tuple[Layer, ...]:
 def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecResult:
     """Every finding (before the gate) of the models one expanded spec names (a string,
     or from Python a model object), and the Python files they depend on (see
-    :func:`dependency_files`; none for a model object, which is never cached)."""
+    :func:`dependency_files` and the files opened while loading and capturing; none for
+    a model object, which is never cached)."""
     named = isinstance(spec, str)
     result = SpecResult(spec if named else type(spec).__name__)
-    with _seeded() if named else contextlib.nullcontext():
-        return _lint_spec(workspace, spec, named, from_folder, options, result)
+    with _seeded() if named else contextlib.nullcontext(), recording() as opened:
+        _lint_spec(workspace, spec, named, from_folder, options, result)
+    if named:   # the data files it read (a JSON config) key the cache too
+        result.files = sorted(set(result.files) | set(opened) | set(read_by(result.files)))
+    return result
 
 
 def _lint_spec(workspace, spec, named: bool, from_folder: bool, options: LintOptions,
@@ -122,7 +127,8 @@ def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
     """The Python files a spec's findings depend on: its own file; the project files
     (not torch's, the standard library's or an installed library's) imported while it
     loaded or named by its module's globals; every file (installed libraries too) whose
-    lines the captures ran. Files it reads as data are not among them."""
+    lines the captures ran. The data files it reads are added by :func:`lint_spec`
+    (:mod:`irviz.lint.opened_files`)."""
     from ..frontends.eager_run import LineRecorder
     from ..paths import is_installed_library_file
 
