@@ -4,14 +4,20 @@ counterexample (docs/lint.md: the evidence ladder).
 * a list or dict example input: the trace fixes its length and keys (IRV124);
 * an output holding no tensor (``return None``): ``torch.jit.trace`` refuses it (IRV141);
 * an op recorded with its training flag on, from a module left in training mode or from a
-  functional call whose ``training`` defaults to True (``F.dropout``) (IRV130);
+  functional call whose ``training`` defaults to True (``F.dropout``) (IRV130), when the
+  flag changes what the op computes (a norm with running statistics, dropout with p > 0);
+  a module left in training mode is checked by execution: the eval-mode model must give
+  another output than the trace on the example inputs;
 * a device read from an input (``x.device``) recorded as a constant (IRV121).
 """
 from __future__ import annotations
 
+import warnings
+
 import networkx as nx
 import torch
 
+from ...frontends.verification import Preserved
 from ...paths import is_installed_library_file
 from ..diagnostic import Evidence
 from ..rules.tracing import (ContainerInput, DictOrNonTensorOutput, InputDeviceBaked,
@@ -97,14 +103,28 @@ def _training_modules(obj) -> dict[str, str]:
             if isinstance(m, kinds) and m.training}
 
 
+def _flag_changes_result(G: nx.DiGraph, data: dict) -> bool:
+    """Whether the op's training flag changes what it computes: a norm with no running
+    statistics (``InstanceNorm2d(track_running_stats=False)``, a weight-standardising
+    ``F.batch_norm(w, None, None, training=True)``) uses the input's statistics in
+    either mode, and dropout with ``p=0`` is the identity in either mode."""
+    kind = data["kind"]
+    if kind in ("aten::batch_norm", "aten::instance_norm"):
+        return _constant(G, data, "running_mean") != "None"
+    if "dropout" in kind:
+        return _constant(G, data, "p") not in ("0", "0.", "0.0")
+    return True
+
+
 def _training_ops(ctx: LayerContext) -> None:
     G = ctx.run.trace_graph
     training = _training_modules(ctx.target.obj)
     forward = _forward_location(ctx.target)
+    in_training = []   # findings on modules left in training mode: checked by execution
     for _, data in G.nodes(data=True):
         kind = data["kind"]
         if kind not in TRAINING_OPS or _constant(G, data, TRAINING_OPS[kind]) not in (
-                "True", "1"):
+                "True", "1") or not _flag_changes_result(G, data):
             continue
         where = _split(data.get("user_source")) or forward
         if where is None:
@@ -114,6 +134,8 @@ def _training_ops(ctx: LayerContext) -> None:
             who = (f"module `{scope}` ({training[scope]}) was in training mode; call "
                    ".eval() on the model before tracing")
             expr = f"self.{scope}" if scope else kind
+            in_training.append((where, expr, who))
+            continue
         elif kind == "aten::batch_norm" or scope in ("", None) or not training:
             if kind == "aten::batch_norm" and scope:
                 continue  # a norm module in eval mode records training=False
@@ -123,6 +145,36 @@ def _training_ops(ctx: LayerContext) -> None:
         else:
             continue
         _report(ctx, TracedInTrainingMode, where, expr=expr, who=who)
+    if in_training and not _eval_model_gives_the_trace(ctx):
+        for where, expr, who in in_training:
+            _report(ctx, TracedInTrainingMode, where, expr=expr, who=who)
+
+
+def _eval_model_gives_the_trace(ctx: LayerContext) -> bool:
+    """Whether the model in eval mode (the mode it is deployed in) gives the trace's
+    output on the example inputs: then the training flags the trace recorded did not
+    change the result, and "traced in training mode" is no certainty. Runs on the
+    example under one seed, with the model's state (modes, buffers) put back."""
+    trace = ctx.run.trace
+    obj = ctx.target.obj
+    if trace.inputs is None or not isinstance(obj, torch.nn.Module):
+        return False
+    with Preserved(obj), warnings.catch_warnings(), torch.no_grad(), \
+            torch.random.fork_rng(devices=[]):
+        warnings.simplefilter("ignore")
+        torch.manual_seed(0)
+        got = trace.run(trace.inputs)
+        obj.eval()
+        torch.manual_seed(0)
+        try:
+            want = trace.run_python(trace.inputs)
+        except Exception:  # noqa: BLE001 - the model's own error in eval mode: no refutation
+            return False
+    try:
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5, equal_nan=True)
+    except (AssertionError, TypeError, ValueError):   # other values, shapes or structure
+        return False
+    return True
 
 
 _LIBRARY_DEVICE = ("the installed library reads the input's device here: a trace serves the "

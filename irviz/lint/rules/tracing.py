@@ -718,6 +718,12 @@ class TracedInTrainingMode(Rule):
     A trace made on purpose for training (or for Monte Carlo dropout at inference)
     should be in training mode; suppress the finding for that model.
 
+    Only ops whose result depends on the flag are reported: a norm with no running
+    statistics (`InstanceNorm2d`'s default, a weight-standardising `F.batch_norm` call)
+    uses the input's statistics in either mode, and dropout with `p=0` is the identity.
+    A module left in training mode is reported only when the model in eval mode gives
+    another output than the trace on the example inputs.
+
     ## References
     - PyTorch documentation: torch.nn.Module.eval
     - [PyTorch documentation: torch.jit.trace](https://pytorch.org/docs/stable/generated/torch.jit.trace.html)
