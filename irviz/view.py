@@ -13,7 +13,8 @@ from pathlib import Path
 import networkx as nx
 
 from . import __version__
-from .analyses.traced_control_flow import batchnorms_in_training, is_batchnorm_check
+from .analyses.traced_control_flow import (batchnorms_in_training, is_batchnorm_check,
+                                           normalised_by_batch)
 from .frontends.capture import Capture
 from .lint.rule_words import rule_words
 from .render.dot import DotResult, RenderOptions, build_dot
@@ -61,13 +62,18 @@ class Visualization:
         """Remarks shown in the picture: fallbacks and what torch warned about (a list,
         like ``capture.notes``, which it extends). A warning
         from BatchNorm's training-mode check says which BatchNorm is in training mode and
-        what to do (:meth:`batchnorm_note`), not the line torch's warning was put on."""
+        what to do (:meth:`batchnorm_note`), not the line torch's warning was put on; only
+        when a ``batch_norm`` of the graph did use the batch's statistics (GroupNorm and
+        weight standardisation run the same check in torch)."""
         notes = list(self.capture.notes)
+        batch_statistics = None
         for w in self.capture.warnings:
             if is_batchnorm_check(w):
-                note = self.batchnorm_note(w)
-                if note not in notes:
-                    notes.append(note)
+                if batch_statistics is None:
+                    batch_statistics = normalised_by_batch(self.graph)
+                note = self.batchnorm_note(w) if batch_statistics else None
+                if note is not None and note not in notes:   # else GroupNorm's check:
+                    notes.append(note)                         # torch checking its input
             elif w.category == "TracerWarning" and w.origin is None:
                 loc = f"{w.filename.rsplit('/', 1)[-1]}:{w.lineno}"
                 words = rule_words(w.message, w.filename, w.lineno)   # irviz's, if it has

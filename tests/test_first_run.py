@@ -160,3 +160,13 @@ def test_torchs_batchnorm_check_is_said_once_as_what_to_do(tmp_path):
     assert "call .eval() before tracing (lint rule IRV130)" in lines[0]
     assert "tests/models/batchnorm_training.py:20" in lines[0]
     assert "site-packages" not in result.stderr and str(ROOT) not in result.stderr
+
+
+def test_torchs_batch_size_check_from_groupnorm_is_not_called_training_mode(tmp_path):
+    """GroupNorm, weight standardisation and a BatchNorm without running statistics run
+    torch's BatchNorm batch-size check too; none of them normalises differently in eval."""
+    result = irviz("render", "tests/models/batch_statistics_free_norms.py", "--mode",
+                   "trace", "-o", f"{tmp_path}/")
+    assert result.exit_code == 0, result.stderr
+    assert "BatchNorm" not in result.stderr and "training mode" not in result.stderr, \
+        result.stderr

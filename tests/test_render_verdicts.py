@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from conftest import one, requires_dot
+from irviz.analyses.traced_control_flow import is_batchnorm_check
 from irviz.render.html import VIEWER_DIR, node_details
 
 MODELS = Path(__file__).resolve().parent / "models"
@@ -385,6 +386,18 @@ def test_every_batchnorm_in_training_mode_is_counted():
     marked = {i["module"] for i in view.graph.graph["blocks"].values()
               if i.get("irviz.training")}
     assert marked == {"bn", "head.1"}
+
+
+@pytest.mark.parametrize("name", ["group_norm", "standardized", "untracked"])
+def test_a_norm_that_uses_batch_statistics_in_either_mode_has_no_training_note(name):
+    """torch's batch-size check warns for GroupNorm and for a ``batch_norm`` with no
+    running statistics too; those compute the same in eval mode, so no note or mark says
+    a BatchNorm ran in training mode."""
+    view = one(f"{MODELS / 'batch_statistics_free_norms.py'}:{name}", "trace")
+    assert [w for w in view.capture.warnings if is_batchnorm_check(w)]   # the same warning
+    assert not [n for n in view.notes if "training mode" in n], view.notes
+    assert not any(i.get("irviz.training") for i in view.graph.graph["blocks"].values())
+    assert EVAL_HINT not in view.dot()
 
 
 def test_a_batchnorm_in_eval_mode_has_no_note():

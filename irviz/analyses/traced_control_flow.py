@@ -134,22 +134,65 @@ def is_batchnorm_check(warning: CapturedWarning) -> bool:
                                   for f, lo, hi in _batchnorm_checks())
 
 
+def constant_arg(G: nx.DiGraph, data: dict, arg: str) -> str | None:
+    """The label of the constant passed as argument ``arg`` (torch's schema name) of an
+    op node, if it is one (``"True"``, ``"None"``, ``"0.5"``)."""
+    names = data.get("arg_names") or []
+    if arg not in names:
+        return None
+    i = names.index(arg)
+    producers = data["inputs"][i] if i < len(data["inputs"]) else []
+    if len(producers) != 1 or producers[0] not in G:
+        return None
+    producer = G.nodes[producers[0]]
+    return producer["label"] if producer["kind"] == "prim::Constant" else None
+
+
+def training_flag_matters(G: nx.DiGraph, data: dict) -> bool:
+    """Whether an op's training flag changes what it computes: a norm with no running
+    statistics (``InstanceNorm2d(track_running_stats=False)``, a weight-standardising
+    ``F.batch_norm(w, None, None, training=True)``) uses the input's statistics in
+    either mode, and dropout with ``p=0`` is the identity in either mode."""
+    kind = data["kind"]
+    if kind in ("aten::batch_norm", "aten::instance_norm"):
+        return constant_arg(G, data, "running_mean") != "None"
+    if "dropout" in kind:
+        return constant_arg(G, data, "p") not in ("0", "0.", "0.0")
+    return True
+
+
+def normalised_by_batch(G: nx.DiGraph) -> bool:
+    """Whether the trace has a ``batch_norm`` that normalises by the batch's statistics
+    where eval mode would use its running ones (its ``training`` is True and it has
+    running statistics). torch's batch-size check warns for more than that: GroupNorm
+    runs it too, and so does a ``batch_norm`` with no running statistics, which computes
+    the same in either mode."""
+    return any(data["kind"] == "aten::batch_norm"
+               and constant_arg(G, data, "training") in ("True", "1")
+               and training_flag_matters(G, data) for _, data in G.nodes(data=True))
+
+
 def batchnorms_in_training(root) -> list[tuple[str, str]]:
-    """``(path, class)`` of every BatchNorm module of ``root`` in training mode
-    (``("1", "BatchNorm2d")`` in ``Sequential(Conv2d, BatchNorm2d)``), in module order."""
+    """``(path, class)`` of every BatchNorm module of ``root`` in training mode with
+    running statistics (``("1", "BatchNorm2d")`` in ``Sequential(Conv2d, BatchNorm2d)``),
+    in module order. One without running statistics normalises by the batch in either
+    mode."""
     import torch
 
     named = getattr(root, "named_modules", None)
     if named is None:
         return []
     return [(path, type(m).__name__) for path, m in named()
-            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training]
+            if isinstance(m, torch.nn.modules.batchnorm._BatchNorm) and m.training
+            and m.running_mean is not None]
 
 
 def annotate_training_batchnorms(G: nx.DiGraph, capture: Capture) -> list[tuple[str, str]]:
     """Write ``irviz.training`` on the calls of the BatchNorms a trace ran in training mode
-    (when torch warned from BatchNorm's code); returns their ``(path, class)``."""
-    if capture.mode != "trace" or not any(is_batchnorm_check(w) for w in capture.warnings):
+    (when torch warned from BatchNorm's code and the graph has a ``batch_norm`` that
+    used the batch's statistics); returns their ``(path, class)``."""
+    if capture.mode != "trace" or not any(is_batchnorm_check(w) for w in capture.warnings) \
+            or not normalised_by_batch(G):
         return []
     found = batchnorms_in_training(capture.target.obj)
     paths = {path for path, _ in found}

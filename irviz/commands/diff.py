@@ -189,7 +189,7 @@ def compare(workspace: Workspace, left_spec: object, right_spec: object = None,
         if warned is not None:
             for note in cap.notes:
                 console.say(f"note: {target.spec} ({mode}): {note}")
-            warned.add(cap.warnings)
+            warned.add(cap.warnings, G)
         sides.append((cap, G, Side(target.spec, target.name, cap.mode, G.number_of_nodes())))
     if warned is not None:
         warned.flush()

@@ -159,7 +159,7 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
         _profile(request, workspace, console, target, view)
     for note in view.capture.notes:
         console.say(f"note: {target.spec}: {note}")
-    warned.add(view.capture.warnings)
+    warned.add(view.capture.warnings, view.graph)
     if request.fmt == "json":
         with stages.stage("json"):
             data = view.json().encode("utf-8")

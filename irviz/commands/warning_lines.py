@@ -40,14 +40,22 @@ class WarningLines:
         for d in findings or ():
             self._shown.add(("line", _shown(d.path), int(d.line)))
 
-    def add(self, captured: Iterable) -> None:
+    def add(self, captured: Iterable, graph=None) -> None:
         """Print the warnings of one capture that were not printed yet; those raised
-        inside torch wait for :meth:`flush`."""
-        from ..analyses.traced_control_flow import is_batchnorm_check
+        inside torch wait for :meth:`flush`. ``graph`` (the capture's): torch's BatchNorm
+        check is said to mean training mode only where a ``batch_norm`` of it used the
+        batch's statistics; elsewhere (GroupNorm) it is torch checking its input, not
+        shown."""
+        from ..analyses.traced_control_flow import is_batchnorm_check, normalised_by_batch
 
+        batch_statistics = None
         for w in captured:
             path = _shown(w.filename)
             if is_batchnorm_check(w):
+                if graph is not None and batch_statistics is None:
+                    batch_statistics = normalised_by_batch(graph)
+                if batch_statistics is False:
+                    continue
                 key = ("batchnorm", None, _BATCHNORM)
                 sites = self._inside_torch.setdefault(key, [])
                 if (path, w.lineno) not in sites:

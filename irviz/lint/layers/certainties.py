@@ -17,6 +17,7 @@ import warnings
 import networkx as nx
 import torch
 
+from ...analyses.traced_control_flow import constant_arg, training_flag_matters
 from ...frontends.verification import Preserved
 from ...paths import is_installed_library_file
 from ..diagnostic import Evidence
@@ -80,19 +81,6 @@ def _no_tensor_output(ctx: LayerContext) -> None:
         _report(ctx, DictOrNonTensorOutput, where, expr=f"forward (returns {what})")
 
 
-def _constant(G: nx.DiGraph, data: dict, arg: str) -> str | None:
-    """The label of the constant passed as ``arg`` of a node, if it is one."""
-    names = data.get("arg_names") or []
-    if arg not in names:
-        return None
-    i = names.index(arg)
-    producers = data["inputs"][i] if i < len(data["inputs"]) else []
-    if len(producers) != 1 or producers[0] not in G:
-        return None
-    producer = G.nodes[producers[0]]
-    return producer["label"] if producer["kind"] == "prim::Constant" else None
-
-
 def _training_modules(obj) -> dict[str, str]:
     """``{path: class name}`` of the submodules in training mode whose ops differ in eval."""
     if not isinstance(obj, torch.nn.Module):
@@ -103,19 +91,6 @@ def _training_modules(obj) -> dict[str, str]:
             if isinstance(m, kinds) and m.training}
 
 
-def _flag_changes_result(G: nx.DiGraph, data: dict) -> bool:
-    """Whether the op's training flag changes what it computes: a norm with no running
-    statistics (``InstanceNorm2d(track_running_stats=False)``, a weight-standardising
-    ``F.batch_norm(w, None, None, training=True)``) uses the input's statistics in
-    either mode, and dropout with ``p=0`` is the identity in either mode."""
-    kind = data["kind"]
-    if kind in ("aten::batch_norm", "aten::instance_norm"):
-        return _constant(G, data, "running_mean") != "None"
-    if "dropout" in kind:
-        return _constant(G, data, "p") not in ("0", "0.", "0.0")
-    return True
-
-
 def _training_ops(ctx: LayerContext) -> None:
     G = ctx.run.trace_graph
     training = _training_modules(ctx.target.obj)
@@ -123,8 +98,8 @@ def _training_ops(ctx: LayerContext) -> None:
     in_training = []   # findings on modules left in training mode: checked by execution
     for _, data in G.nodes(data=True):
         kind = data["kind"]
-        if kind not in TRAINING_OPS or _constant(G, data, TRAINING_OPS[kind]) not in (
-                "True", "1") or not _flag_changes_result(G, data):
+        if kind not in TRAINING_OPS or constant_arg(G, data, TRAINING_OPS[kind]) not in (
+                "True", "1") or not training_flag_matters(G, data):
             continue
         where = _split(data.get("user_source")) or forward
         if where is None:
@@ -187,7 +162,7 @@ def _baked_devices(ctx: LayerContext) -> None:
         where = _split(data.get("user_source"))
         if where is None:
             continue
-        device = _constant(G, data, "device")
+        device = constant_arg(G, data, "device")
         if device in (None, "None") or not reads_attribute(where[0], where[1], "device"):
             continue
         if not is_installed_library_file(where[0]):
