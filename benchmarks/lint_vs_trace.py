@@ -1,0 +1,127 @@
+"""What ``irviz lint`` costs on the transformers corpus beside a process that only builds and
+traces the same models (issue 42: at most 2x).
+
+Each round runs two children, the order alternating from round to round so that a change
+in the machine's load falls on both:
+
+* **trace only** (no irviz imported): import ``tests/corpus/transformers_models.py``, build
+  every model its ``example_inputs`` names and ``torch.jit.trace`` it at those inputs
+  (``strict=False``: the models return dicts; keyword inputs as
+  ``example_kwarg_inputs``);
+* **lint**: ``python -m irviz lint CORPUS --format json --exit-zero`` (irviz's defaults,
+  verification included), as ``benchmarks/lint_corpus.py`` runs it, with ``--no-cache``
+  (the corpus is a file spec: a second round would be answered from ``.irviz_cache``).
+
+Usage::
+
+    python benchmarks/lint_vs_trace.py [--rounds 3] [--tree DIR] [--markdown]
+
+``--markdown`` appends a section to ``benchmarks/RESULTS-lint.md`` with the command.
+"""
+from __future__ import annotations
+
+import argparse
+import datetime
+import importlib.util
+import json
+import shlex
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from lint_corpus import (PYTHON, RESULTS, ROOT, child_env, count, irviz_location, loadavg,
+                         nproc, run_lint, short_sha)
+
+CORPUS = "tests/corpus/transformers_models.py"
+
+
+def trace_only() -> dict:
+    """The child that builds and traces every corpus model (no irviz)."""
+    import torch
+
+    spec = importlib.util.spec_from_file_location("transformers_models", ROOT / CORPUS)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    traced, failed = 0, []
+    with torch.no_grad():
+        for key, make in module.example_inputs.items():
+            name = key[:-2] if key.endswith("()") else key
+            model = getattr(module, name)()
+            inputs = make()
+            try:
+                if isinstance(inputs, dict):
+                    torch.jit.trace(model, example_kwarg_inputs=inputs, strict=False)
+                else:
+                    torch.jit.trace(model, inputs, strict=False)
+                traced += 1
+            except Exception as exc:  # noqa: BLE001 - counted, so the floor is honest
+                failed.append(f"{key}: {type(exc).__name__}")
+    return {"traced": traced, "failed": failed}
+
+
+def _floor(env: dict, timeout: float) -> tuple[float, dict]:
+    started = time.perf_counter()
+    proc = subprocess.run([*PYTHON, __file__, "--child"], cwd=ROOT, env=env,
+                          capture_output=True, text=True, timeout=timeout)
+    wall = time.perf_counter() - started
+    if proc.returncode != 0:
+        raise SystemExit(f"trace-only child failed: {proc.stderr.strip()[-400:]}")
+    return wall, json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--tree", type=Path, default=None)
+    ap.add_argument("--timeout", type=float, default=900)
+    ap.add_argument("--markdown", action="store_true")
+    args = ap.parse_args(argv)
+    if args.child:
+        print(json.dumps(trace_only()))
+        return 0
+    env = child_env(args.tree, torchvision=False)
+    load_before = loadavg()
+    floors, lints, floor_info, lint_counts = [], [], None, {}
+    for i in range(args.rounds):
+        for side in (("floor", "lint") if i % 2 == 0 else ("lint", "floor")):
+            if side == "floor":
+                wall, floor_info = _floor(env, args.timeout)
+                floors.append(wall)
+            else:
+                res = run_lint(CORPUS, env, args.timeout, ("--no-cache",))
+                lints.append(res["wall"])
+                lint_counts = count(res["findings"] or [])
+            print(f"round {i + 1} {side}: {(floors if side == 'floor' else lints)[-1]:.1f} s",
+                  file=sys.stderr, flush=True)
+    floor, lint = statistics.median(floors), statistics.median(lints)
+    ratio = lint / floor
+    print(f"trace only: median {floor:.1f} s {sorted(round(f, 1) for f in floors)}; "
+          f"lint: median {lint:.1f} s {sorted(round(x, 1) for x in lints)}; ratio {ratio:.2f}x; "
+          f"traced {floor_info['traced']}, failed {floor_info['failed']}; lint findings "
+          f"{lint_counts.get('findings')}, errors+warnings {lint_counts.get('errors_warnings')}")
+    if args.markdown:
+        command = "python benchmarks/lint_vs_trace.py " + " ".join(
+            shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+        when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        text = (f"\n## lint beside a process that only builds and traces (commit "
+                f"{short_sha(args.tree or ROOT)})\n\n`{CORPUS}`, {args.rounds} rounds, each one "
+                f"trace-only child and one lint child, the order alternating. Run on {when}, "
+                f"{nproc()} CPUs, `/proc/loadavg` {load_before} before and {loadavg()} after; "
+                f"{irviz_location(env)}.\n\n```\n{command.strip()}\n```\n\n"
+                f"| process | median | min | max | runs |\n|---|---|---|---|---|\n"
+                f"| build + `torch.jit.trace` only ({floor_info['traced']} models"
+                f"{', failed: ' + ', '.join(floor_info['failed']) if floor_info['failed'] else ''}"
+                f") | {floor:.1f} s | {min(floors):.1f} s | {max(floors):.1f} s | {len(floors)} |\n"
+                f"| `irviz lint` (default: verification on) | {lint:.1f} s | {min(lints):.1f} s | "
+                f"{max(lints):.1f} s | {len(lints)} |\n\nRatio (median lint / median trace "
+                f"only): {ratio:.2f}x (goal: at most 2x).\n")
+        with open(RESULTS, "a", encoding="utf-8") as handle:
+            handle.write(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
