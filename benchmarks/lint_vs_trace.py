@@ -63,7 +63,7 @@ def trace_only() -> dict:
 
 def _floor(env: dict, timeout: float) -> tuple[float, dict]:
     started = time.perf_counter()
-    proc = subprocess.run([*PYTHON, __file__, "--child"], cwd=ROOT, env=env,
+    proc = subprocess.run([sys.executable, __file__, "--child"], cwd=ROOT, env=env,
                           capture_output=True, text=True, timeout=timeout)
     wall = time.perf_counter() - started
     if proc.returncode != 0:
