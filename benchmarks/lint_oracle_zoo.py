@@ -163,7 +163,8 @@ def _lint(name: str, env: dict, timeout: float) -> dict:
     return {"exit": proc.returncode, "findings": shown, "wall": wall, "error": err[:200]}
 
 
-def run(selected: list[str], previous: dict | None, timeout: float) -> dict:
+def run(selected: list[str], previous: dict | None, timeout: float,
+        out: Path | None = None) -> dict:
     sys.path.insert(0, str(HERE))
     from lint_corpus import child_env
 
@@ -181,11 +182,16 @@ def run(selected: list[str], previous: dict | None, timeout: float) -> dict:
         row["lint"] = _lint(name, env, timeout)
         row["ratio"] = row["lint"]["wall"] / row["baseline_wall"]
         rows[name] = row
+        if out is not None:   # after every model: a run cut short keeps what it measured
+            out.write_text(json.dumps({"date": _now(), "models": rows}, indent=1))
         print(f"{name}: oracle {'broken' if row['oracle'].get('broken') else 'ok'} "
               f"lint exit {row['lint']['exit']} {row['lint']['findings']} "
               f"ratio {row['ratio']:.2f}", file=sys.stderr, flush=True)
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "models": rows}
+    return {"date": _now(), "models": rows}
+
+
+def _now() -> str:
+    return datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
 
 
 def agreement(row: dict) -> str:
@@ -269,7 +275,7 @@ def main(argv=None) -> int:
                         for label, p in zip(labels, args.markdown)]))
         return 0
     previous = json.loads(args.lint_only.read_text()) if args.lint_only else None
-    result = run(args.only or names(), previous, args.timeout)
+    result = run(args.only or names(), previous, args.timeout, args.json)
     print(summary(result))
     if args.json:
         args.json.write_text(json.dumps(result, indent=1))

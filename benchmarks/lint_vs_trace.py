@@ -6,8 +6,8 @@ in the machine's load falls on both:
 
 * **trace only** (no irviz imported): import ``tests/corpus/transformers_models.py``, build
   every model its ``example_inputs`` names and ``torch.jit.trace`` it at those inputs
-  (``strict=False``: the models return dicts; keyword inputs as
-  ``example_kwarg_inputs``);
+  (``strict=False``; keyword inputs passed by a wrapper, which returns the output's
+  tensors: a decoder's cache object cannot be a traced output);
 * **lint**: ``python -m irviz lint CORPUS --format json --exit-zero`` (irviz's defaults,
   verification included), as ``benchmarks/lint_corpus.py`` runs it, with ``--no-cache``
   (the corpus is a file spec: a second round would be answered from ``.irviz_cache``).
@@ -37,9 +37,35 @@ from lint_corpus import (PYTHON, RESULTS, ROOT, child_env, count, irviz_location
 CORPUS = "tests/corpus/transformers_models.py"
 
 
-def trace_only() -> dict:
-    """The child that builds and traces every corpus model (no irviz)."""
+def _tensors(value) -> list:
+    """The tensors of a model's output (a ModelOutput, tuple or dict; a cache object holds
+    none torch.jit.trace can return)."""
     import torch
+
+    if isinstance(value, torch.Tensor):
+        return [value]
+    if isinstance(value, dict):   # transformers' ModelOutput is an OrderedDict
+        value = list(value.values())
+    if isinstance(value, (list, tuple)):
+        return [t for v in value for t in _tensors(v)]
+    return []
+
+
+def trace_only() -> dict:
+    """The child that builds and traces every corpus model (no irviz). Each model is
+    wrapped so that it returns its output's tensors: torch.jit.trace cannot return the
+    cache objects the decoders give (irviz drops them too)."""
+    import torch
+
+    class Tensors(torch.nn.Module):
+        def __init__(self, model, keys):
+            super().__init__()
+            self.model, self.keys = model, keys
+
+        def forward(self, *args):
+            if self.keys:
+                return tuple(_tensors(self.model(**dict(zip(self.keys, args)))))
+            return tuple(_tensors(self.model(*args)))
 
     spec = importlib.util.spec_from_file_location("transformers_models", ROOT / CORPUS)
     module = importlib.util.module_from_spec(spec)
@@ -48,16 +74,15 @@ def trace_only() -> dict:
     with torch.no_grad():
         for key, make in module.example_inputs.items():
             name = key[:-2] if key.endswith("()") else key
-            model = getattr(module, name)()
             inputs = make()
+            keys = list(inputs) if isinstance(inputs, dict) else None
+            model = Tensors(getattr(module, name)(), keys)
             try:
-                if isinstance(inputs, dict):
-                    torch.jit.trace(model, example_kwarg_inputs=inputs, strict=False)
-                else:
-                    torch.jit.trace(model, inputs, strict=False)
+                torch.jit.trace(model, tuple(inputs.values()) if keys else inputs,
+                                strict=False)
                 traced += 1
             except Exception as exc:  # noqa: BLE001 - counted, so the floor is honest
-                failed.append(f"{key}: {type(exc).__name__}")
+                failed.append(f"{key}: {type(exc).__name__}: {str(exc)[:80]}")
     return {"traced": traced, "failed": failed}
 
 
