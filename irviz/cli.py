@@ -21,6 +21,7 @@ from . import __version__  # noqa: E402
 from .errors import IrvizError  # noqa: E402
 from .exits import fail  # noqa: E402
 from .output import RENDER_FORMATS as FORMATS  # noqa: E402
+from .render.engines import ENGINES  # noqa: E402
 
 #: [tool.irviz] key -> (option name, the commands it applies to, allowed values or None)
 _CONFIG_DEFAULTS = {
@@ -221,9 +222,11 @@ def main() -> None:
                    "each collapsed call of a user module, calls of the same structure sharing "
                    "one; at most N distinct pages (0: the overview only).")
 @click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
-@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
               show_default=True,
-              help="Graphviz: the dot binary, or the embedded WebAssembly build.")
+              help="Graphviz: pure (graphviz-pure, installed with irviz: the same bytes on "
+                   "every platform), dot (your Graphviz's dot binary) or wasm (the WebAssembly "
+                   "fallback: plain-text labels, no PNG); auto takes the first installed.")
 @click.option("--lint", "with_lint", is_flag=True,
               help="Also run `irviz lint` (default rules) and draw its findings on the graph.")
 @click.option("--profile", "profile", is_flag=True,
@@ -463,7 +466,7 @@ def rule_cmd(code, show_all, fmt):
 @click.option("--trace-out", metavar="FILE",
               help="With --measure: write the profiled call as a Chrome/Perfetto trace JSON "
                    "(open in ui.perfetto.dev or chrome://tracing).")
-@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
               show_default=True, help="Graphviz engine for the HTML page's graph.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
@@ -509,7 +512,7 @@ def report(target, output, fmt, mode, inputs, measure, calibrate, trace_out, eng
               help="Write here (- for stdout); a .svg, .html or .json PATH chooses that "
                    "format when --format is left at text. Default: text and JSON to stdout, "
                    "pictures to STEM.NAME.diff.svg|html in the current directory.")
-@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
               show_default=True, help="Graphviz engine for svg/html.")
 @click.option("-v", "--verbose", is_flag=True, help="Print how long each stage took.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print the diff and errors.")
@@ -545,7 +548,7 @@ def diff(left, right, left_mode, right_mode, right_optimize, inputs, fmt, output
                    "forked (TS2EPConverter has no rule for forks). The parallelism is lost.")
 @click.option("--no-pictures", is_flag=True,
               help="Do not write the pictures of the converted program and the original.")
-@click.option("--engine", type=click.Choice(["auto", "dot", "wasm"]), default="auto",
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
               show_default=True, help="Graphviz engine for the pictures.")
 @click.option("-q", "--quiet", is_flag=True, help="Only print the checklist and errors.")
 @click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")

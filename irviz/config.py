@@ -33,6 +33,7 @@ from pathlib import Path
 
 from .errors import UsageError
 from .paths import display_path
+from .render.engines import ENGINES
 
 try:  # Python 3.11+
     import tomllib
@@ -46,7 +47,6 @@ __all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored"]
 
 MODES = ("script", "trace", "auto", "export")
 FORMATS = ("text", "json", "sarif", "github")
-ENGINES = ("auto", "dot", "wasm")
 
 #: every key of [tool.irviz] and what it takes
 KEYS = {

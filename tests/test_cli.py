@@ -206,7 +206,7 @@ def test_no_usable_graphviz_engine(monkeypatch, outdir):
     _nothing_written(outdir)
 
 
-def test_wasm_engine_renders_without_the_binary(monkeypatch, outdir):
+def test_embedded_engine_renders_without_the_binary(monkeypatch, outdir):
     monkeypatch.setenv("IRVIZ_DOT", str(outdir / "no-dot-here"))
     result = run(f"{SAMPLES / 'my_cell.py'}:MyCell", "-o", f"{outdir}/")
     assert result.exit_code == 0, result.stderr
@@ -222,7 +222,9 @@ def test_o_picks_png_or_pdf_from_the_extension_and_refuses_an_unknown_one(tmp_pa
         assert out.read_bytes().startswith(magic)
     for args, fragment in ((["-o", tmp_path / "cell.jpg"], "does not write .jpg"),
                            (["-o", tmp_path / "cell.png", "--engine", "wasm"],
-                            "needs Graphviz's dot binary"),
+                            "--engine wasm does not write png"),
+                           (["-o", tmp_path / "cell.pdf", "--engine", "pure"],
+                            "--engine pure does not write pdf"),
                            (["-o", tmp_path / "x.png", "--format", "dot"],
                             "ends in .png but --format is dot")):
         assert_user_error(run(SAMPLES / "decision_gate.py:MyCell", *args), fragment)

