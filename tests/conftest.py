@@ -50,6 +50,16 @@ requires_dot = pytest.mark.skipif(shutil.which("dot") is None,
                                   reason="Graphviz's dot binary is not installed")
 
 
+def _pure_installed() -> bool:
+    from irviz.render.engines import _installed_pure
+
+    return _installed_pure() is not None
+
+
+requires_pure = pytest.mark.skipif(not _pure_installed(),
+                                   reason="graphviz-pure (the embedded engine) is not installed")
+
+
 #: modules whose every test starts child processes, a Sphinx build, a browser or a
 #: measurement: the fast inner loop (`pytest -m "not slow"`) leaves them out
 SLOW_MODULES = {"test_sphinxext.py", "test_measure.py", "test_isolate.py",

@@ -1,4 +1,5 @@
-"""The picture: golden DOT for the seed models, structure of the DOT, SVG from both engines."""
+"""The picture: golden DOT for the seed models and their golden SVG from the embedded engine
+(graphviz-pure), structure of the DOT, SVG from every engine."""
 from __future__ import annotations
 
 import functools
@@ -8,7 +9,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import GOLDENS, one, requires_dot
+from conftest import GOLDENS, one, requires_dot, requires_pure
 
 GOLDEN_CASES = [
     ("decision_gate.py:MyCell", "script"),
@@ -39,8 +40,28 @@ def test_golden_dot(spec, mode, update_goldens):
         "--update-goldens and review the diff")
 
 
+@requires_pure
+@pytest.mark.parametrize("spec,mode", GOLDEN_CASES)
+def test_golden_svg_from_the_embedded_engine(spec, mode, update_goldens):
+    """The picture itself, as graphviz-pure draws it from the golden DOT: it writes the
+    same bytes on every platform, so a difference here is a change in the layout (a new
+    graphviz-pure, or a platform where it draws otherwise), which CI then shows."""
+    from irviz.render import engines
+
+    dot = (GOLDENS / _golden_name(spec, mode)).read_text(encoding="utf-8")
+    svg = engines.render(dot, "svg", "pure")
+    path = GOLDENS / _golden_name(spec, mode).replace(".dot", ".pure.svg")
+    if update_goldens or not path.exists():
+        path.write_bytes(svg)
+        if not update_goldens:
+            pytest.fail(f"golden {path.name} was missing and has been written; rerun")
+    assert svg == path.read_bytes(), (
+        f"SVG differs from {path.name}: graphviz-pure drew the golden DOT otherwise; if "
+        "that is intended (a new graphviz-pure), rerun with --update-goldens")
+
+
 def test_goldens_hold_no_machine_paths():
-    for path in GOLDENS.glob("*.dot"):
+    for path in [*GOLDENS.glob("*.dot"), *GOLDENS.glob("*.svg")]:
         text = path.read_text(encoding="utf-8")
         assert not re.search(r"(/home/|/root/|/work/|/tmp/|site-packages|[A-Z]:\\\\)", text), path
 
@@ -114,9 +135,14 @@ def test_svg_with_the_dot_binary():
     assert any(t.endswith("/task/n1/call/n0") for t in titles)  # the forked foo's neg
 
 
-def test_svg_with_the_embedded_wasm_engine():
+@pytest.mark.parametrize("engine", ["pure", "wasm"])
+def test_svg_with_the_embedded_engines(engine):
+    from irviz.render.engines import available_engines
+
+    if engine not in available_engines():
+        pytest.skip(f"no {engine} engine here")
     view = one("fork_basics.py:example")
-    titles = _svg_titles(view.svg(engine="wasm"))
+    titles = _svg_titles(view.svg(engine=engine))
     assert any(t.endswith("/task/n1/call/n0") for t in titles)
     if shutil.which("dot"):
         assert titles == _svg_titles(view.svg(engine="dot"))
