@@ -191,11 +191,11 @@ def main() -> None:
               help="svg picture, html (the SVG in a self-contained interactive viewer: zoom, "
                    "search, node details), dot source, or json (networkx node-link IR graph).")
 @click.option("--mode", type=click.Choice(["script", "trace", "auto", "export"]),
-              default="script", show_default=True,
+              default="auto", show_default=True,
               help="script keeps control flow; trace records one run (needs inputs); auto "
-                   "scripts and falls back to trace when scripting fails; export draws "
-                   "torch.export's graph (needs inputs; cond/while_loop/scan/map bodies "
-                   "nested).")
+                   "scripts, and traces (saying so) when scripting fails and there are "
+                   "inputs; export draws torch.export's graph (needs inputs; "
+                   "cond/while_loop/scan/map bodies nested).")
 @click.option("--inputs", metavar="EXPR",
               help='Example inputs, a Python expression with torch imported: positional '
                    '("torch.rand(3, 4), torch.rand(3, 4)"), keywords ("dict(input_ids=ids, '

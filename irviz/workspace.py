@@ -136,7 +136,9 @@ class Workspace:
             if self.inputs_for(target) is None:
                 raise
             traced = self.capture(target, "trace", lines)
-            return replace(traced, notes=[f"scripting failed ({exc.message}); traced instead",
+            why = exc.message.removeprefix(f"torch.jit.script failed on {target.spec}")
+            return replace(traced, notes=[f"torch.jit.script failed ({why.strip(' :')}); "
+                                          "traced with the example inputs instead",
                                           *traced.notes])
 
     def set_export_options(self, mode: str, strict: bool = False,

@@ -100,10 +100,17 @@ def test_auto_mode_falls_back_to_trace_with_a_note(tmp_path):
                 return xs[0] + 1
         example_inputs = {"Star": lambda: (torch.rand(2),)}
     """))
-    result = run(f"{model}:Star", "--mode", "auto", "--format", "dot")
-    assert result.exit_code == 0, result.stderr
-    assert "note:" in result.stderr and "traced instead" in result.stderr
-    result = run(f"{model}:Star")
+    for mode in (("--mode", "auto"), ()):   # auto is the default
+        result = run(f"{model}:Star", *mode, "--format", "dot")
+        assert result.exit_code == 0, result.stderr
+        notes = [line for line in result.stderr.splitlines() if "traced with" in line]
+        assert notes == [f"note: {model}:Star: torch.jit.script failed (at {model}:9: "
+                         "Compiled functions can't take variable number of arguments or use "
+                         "keyword-only arguments with defaults); traced with the example "
+                         "inputs instead"], result.stderr
+        assert "(trace)" in result.stdout
+    # asked for by name, script does not fall back
+    result = run(f"{model}:Star", "--mode", "script")
     assert_user_error(result, "torch.jit.script failed on", "unscriptable.py", "--mode trace")
 
 
@@ -229,3 +236,29 @@ def test_o_picks_png_or_pdf_from_the_extension_and_refuses_an_unknown_one(tmp_pa
                             "ends in .png but --format is dot")):
         assert_user_error(run(SAMPLES / "decision_gate.py:MyCell", *args), fragment)
     assert not (tmp_path / "cell.jpg").exists() and not (tmp_path / "x.png").exists()
+
+
+def test_export_mode_says_torch_export_unrolled_the_loop(tmp_path):
+    """A Python loop is unrolled by torch.export as by the trace: the note and the rolled
+    node say who did it."""
+    model = tmp_path / "loopm.py"
+    model.write_text(textwrap.dedent("""
+        import torch
+        class Loop(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.fc = torch.nn.Linear(4, 4)
+            def forward(self, x):
+                for _ in range(12):
+                    x = torch.relu(self.fc(x))
+                return x
+        example_inputs = {"Loop": lambda: (torch.rand(2, 4),)}
+    """))
+    said = {}
+    for mode, who in (("export", "torch.export"), ("trace", "the trace")):
+        result = run(f"{model}:Loop", "--mode", mode, "--format", "dot")
+        assert result.exit_code == 0, result.stderr
+        said[mode] = result.stderr + result.stdout
+        assert f"{who} unrolled 1 loop: the middle iterations are rolled up" in result.stderr
+        assert f"loop unrolled by {who}" in result.stdout
+    assert "the trace" not in said["export"] and "traced graph" not in said["export"]

@@ -336,3 +336,33 @@ def test_a_python_model_s_forks_are_said_serial_and_a_function_exports(tmp_path)
     result = migrate(f"{model}:double", "-o", tmp_path / "double.pt2", "--no-pictures")
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert "✓ same outputs" in result.stdout
+
+
+HF_BERT = '''import transformers as T
+
+
+def bert():
+    return T.BertModel(T.BertConfig(vocab_size=1000, hidden_size=64, num_hidden_layers=2,
+                                    num_attention_heads=2, intermediate_size=128,
+                                    max_position_embeddings=64)).eval()
+'''
+
+
+def test_a_transformers_bert_migrates_with_both_pictures(tmp_path):
+    """A model that only traces: the program's picture (its dynamic dims are symbols such as
+    s0, which the cost estimate once multiplied into a string) and the original's, traced
+    (it does not script) and saying so; an internal error is not turned into a note."""
+    (tmp_path / "hfm.py").write_text(HF_BERT)
+    result = migrate(f"{tmp_path / 'hfm.py'}:bert()", "--inputs",
+                     "torch.randint(0, 1000, (2, 16))", "-o", tmp_path / "bert.pt2")
+    assert result.exit_code == 0, (result.stdout, result.stderr)
+    assert "✓ same outputs" in result.stdout and "no picture" not in result.stdout
+    program = (tmp_path / "bert.svg").read_text(encoding="utf-8")
+    original = (tmp_path / "bert.original.svg").read_text(encoding="utf-8")
+    assert f"wrote {tmp_path / 'bert.svg'}" in result.stdout
+    assert f"wrote {tmp_path / 'bert.original.svg'}" in result.stdout
+    assert "(export)" in program and "(trace)" in original
+    assert "traced with the example inputs instead" in original
+    # what torch.export unrolled is said as such, never as the trace's doing
+    assert "the trace unrolled" not in program and "unrolled by the trace" not in program
+    assert "torch.export unrolled" in program

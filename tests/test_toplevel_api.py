@@ -192,3 +192,24 @@ def test_diff_of_model_objects():
     assert ("prim::If", "decision_gate.py:11") in {
         (e.kind, e.source) for e in result.graph_diff.removed}
     assert irviz.diff(with_gate, inputs=inputs).equal
+
+
+class _Scores(torch.nn.Module):
+    def forward(self, x):
+        return torch.softmax(x @ x.transpose(-1, -2), -1)
+
+
+def test_visualize_takes_an_exported_program():
+    """An ExportedProgram is drawn as ``render --mode export`` and a ``.pt2`` are; its dynamic
+    sequence length (a symbol, s0) counts as 1 in the cost estimate, not as a string."""
+    from irviz.analyses.cost import COST
+
+    x = torch.rand(2, 8, 4)
+    program = torch.export.export(_Scores(), (x,),
+                                  dynamic_shapes=({1: torch.export.Dim("seq", min=2)},))
+    [view] = irviz.visualize(program)
+    assert view.capture.mode == "export" and view.title() == "ExportedProgram"
+    costs = [d[COST] for d in view.graph.nodes.values()]
+    assert all(c.flops is None or isinstance(c.flops, int) for c in costs)
+    assert any(c.flops for c in costs)
+    assert b"(export)" in view.svg()

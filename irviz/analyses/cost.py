@@ -95,6 +95,12 @@ def _numel(shape) -> int:
     return math.prod([d for d in shape if isinstance(d, int)]) if shape is not None else 0
 
 
+def _dim(size) -> int:
+    """One dimension's size; a symbolic one (``"s0"``: torch.export's dynamic dims) counts
+    as 1, as in :func:`_numel`."""
+    return size if isinstance(size, int) else 1
+
+
 def _input_shape(G: nx.DiGraph, node: str, index: int):
     """Shape of input ``index``: from the edge, else from a producer that knows it (an
     ``If`` output has one producer per branch; only the branch that ran has a shape)."""
@@ -170,11 +176,11 @@ def _flops(G: nx.DiGraph, node: str, data: dict, kind: str, shapes: list,
         return None
     if kind == "aten::linear":
         weight = shapes[1] if len(shapes) > 1 else None
-        return 2 * numel(out) * weight[-1] if weight else None
+        return 2 * numel(out) * _dim(weight[-1]) if weight else None
     if kind in _MATMULS:
         index = 1 if kind in ("aten::addmm", "aten::baddbmm") else 0
         a = shapes[index] if index < len(shapes) else None
-        return 2 * numel(out) * a[-1] if a else None
+        return 2 * numel(out) * _dim(a[-1]) if a else None
     if kind in _CONVS:
         weight = shapes[1] if len(shapes) > 1 else None
         return 2 * numel(out) * _numel(weight[1:]) if weight else None
@@ -185,14 +191,14 @@ def _flops(G: nx.DiGraph, node: str, data: dict, kind: str, shapes: list,
         bidirectional = _constant(G, node, 7) == "True"
         layers = _constant(G, node, 4)
         dirs = 2 if bidirectional else 1
-        hidden = out[-1] // dirs
+        hidden = _dim(out[-1]) // dirs
         steps = _numel(x[:-1])
-        per_step = 2 * _RNN_GATES[kind] * hidden * (x[-1] + hidden)
+        per_step = 2 * _RNN_GATES[kind] * hidden * (_dim(x[-1]) + hidden)
         return steps * per_step * dirs * (int(layers) if layers and layers.isdigit() else 1)
     if kind == "aten::scaled_dot_product_attention":
         q = shapes[0] if shapes else None
         k = shapes[1] if len(shapes) > 1 else None
-        return 4 * _numel(q) * k[-2] if q and k and len(k) >= 2 else None
+        return 4 * _numel(q) * _dim(k[-2]) if q and k and len(k) >= 2 else None
     return numel(out)  # element-wise ops and reductions: about one FLOP per element
 
 
@@ -295,7 +301,7 @@ def annotate_costs(G: nx.DiGraph) -> None:
                     + written / WRITE_BYTES_PER_US)
             if kind in _RNN_GATES:
                 x = shapes[0] if shapes else None
-                cost += RNN_STEP_US * (x[0] if x else 1)
+                cost += RNN_STEP_US * (_dim(x[0]) if x else 1)
         key = (round(cost, 3), flops, nbytes)
         found = made.get(key)
         if found is None:

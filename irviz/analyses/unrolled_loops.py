@@ -40,6 +40,12 @@ from ..location import Location
 
 UNROLLED = "irviz.unrolled"
 
+
+def unroller(G) -> str:
+    """Who unrolled the loops, for the picture's words: ``torch.export`` in an exported
+    program's graph, else ``the trace``."""
+    return "torch.export" if G.graph.get("mode") == "export" else "the trace"
+
 #: fewest repeats of a stretch that count as an unrolled loop (the first and the last
 #: iteration stay drawn when rolled, so at least one is rolled up)
 MIN_ITERATIONS = 3

@@ -286,7 +286,7 @@ class _Migrator:
         m.checks.append(self._save(program, path, inputs, module, m))
         m.program_target = self._program_target(target, program, path)
         if self.request.pictures:
-            self._pictures(target, m.program_target, path, m)
+            self._pictures(target, m.program_target, path, m, compiled)
         return m
 
     def _recorder(self, target, cap, m: Migration):
@@ -370,19 +370,18 @@ class _Migrator:
         return Check("saved", True, f"{path} ({len(buffer.getvalue()) // 1024} KB), loaded "
                                     "back with the same outputs")
 
-    def _pictures(self, target, converted, path: Path, m: Migration) -> None:
+    def _pictures(self, target, converted, path: Path, m: Migration, compiled: bool) -> None:
+        """The converted program's picture, and the original's as it was captured: a
+        compiled original as loaded, a Python one scripted, or traced when it does not
+        script (``auto``: the capture says which, and why, in the picture's notes)."""
         from ..files import write_atomic
 
-        for view_target, mode, suffix in ((converted, "export", ".svg"),
-                                          (target, "script", ".original.svg")):
-            picture = path.with_suffix(suffix) if suffix == ".svg" else \
-                path.with_name(path.stem + suffix)
-            try:
-                svg = self.ws.view(view_target, mode).svg(self.request.engine)
-            except Exception as exc:  # noqa: BLE001 - a picture is a bonus, not the check
-                m.notes.append(f"no picture {picture.name}: {_one_line(exc)}")
-                continue
-            write_atomic(picture, svg)
+        original = "script" if compiled else "auto"
+        for view_target, mode, picture in (
+                (converted, "export", path.with_suffix(".svg")),
+                (target, original, path.with_name(path.stem + ".original.svg"))):
+            view = self.ws.view(view_target, mode)
+            write_atomic(picture, view.svg(self.request.engine))
             m.written.append(str(picture))
 
 

@@ -24,7 +24,7 @@ class RenderRequest:
     target: str
     output: str | None = None
     fmt: str = "svg"
-    mode: str = "script"
+    mode: str = "auto"
     depth: int | None = None
     expand_library: bool = False
     show_checks: bool = False

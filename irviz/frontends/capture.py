@@ -354,7 +354,10 @@ def _script(target: Target) -> Any:
             raise CaptureError(f"this torch ({torch.__version__}) refuses torch.jit.script: "
                                f"{text.splitlines()[0]}", hint=_REMOVED_HINT) from None
         where = _user_location(text)
-        first = text.splitlines()[0] if text else type(exc).__name__
+        # without the object's address (``<function f at 0x7f...>``): a note or an error
+        # in a picture is the same in every run
+        first = re.sub(r" at 0x[0-9a-fA-F]+>", ">", text.splitlines()[0]) if text \
+            else type(exc).__name__
         raise CaptureError(
             f"torch.jit.script failed on {target.spec}"
             + (f" at {where}" if where else "") + f": {first}",

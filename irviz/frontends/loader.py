@@ -716,15 +716,22 @@ def _defining_module(obj: object) -> str:
 
 def target_of(obj: object, name: str | None = None) -> Target:
     """A model object the caller already built (``nn.Module``, ScriptModule,
-    ScriptFunction or plain function) as a Target, the way torchview's ``draw_graph``
+    ScriptFunction, plain function or torch.export's ExportedProgram) as a Target, the way torchview's ``draw_graph``
     takes a model: named after its class (or function), located by its defining module."""
     kind = _model_kind(obj)
     if kind is None and isinstance(obj, types.FunctionType):
         kind = "function"
+    exported = sys.modules.get("torch.export")   # loaded if obj is an ExportedProgram
+    if kind is None and exported is not None and isinstance(obj, exported.ExportedProgram):
+        # drawn in export mode, as a loaded .pt2 is
+        label = name or type(obj).__name__
+        return Target(name=label, obj=obj, kind="exported", spec=label, source_file=None,
+                      user_module=None)
     if kind is None:
         raise ModelLoadError(f"{type(obj).__name__} is not a model irviz can capture",
-                             hint="pass an nn.Module, a ScriptModule, a scripted or plain "
-                                  "function, or a spec string such as model.py:MyCell")
+                             hint="pass an nn.Module, a ScriptModule, an ExportedProgram, a "
+                                  "scripted or plain function, or a spec string such as "
+                                  "model.py:MyCell")
     if kind in ("function", "script_function"):
         label = name or getattr(obj, "__name__", None) or getattr(obj, "name", "function")
         module = sys.modules.get(getattr(obj, "__module__", None) or "")

@@ -30,6 +30,7 @@ from urllib.parse import quote
 from .. import __version__
 from ..analyses import fork_wait as fw, parallelism as par
 from ..analyses.checks import checks_at
+from ..analyses.unrolled_loops import unroller
 from ..analyses.cost import cost_model, cost_of
 from ..analyses.memory import BYTES
 from ..analyses.profile_times import PROFILE
@@ -245,8 +246,8 @@ def node_details(view, findings: list[dict] | None = None,
         inside = [n for n in plan.members.get(rid, ()) if not is_folded(G.nodes[n], show_checks)]
         trips = len(loop["iterations"])
         first = G.nodes[loop["iterations"][1][0]]
-        details[rid] = {"kind": f"{trips - 2} of {trips} iterations of a loop the trace "
-                                "unrolled, rolled up",
+        details[rid] = {"kind": f"{trips - 2} of {trips} iterations of a loop "
+                                f"{unroller(G)} unrolled, rolled up",
                         "label": f"× {trips - 2} iterations ({loop['lines']})",
                         "ops": len(inside), "outputs": [],
                         "contains": sorted({G.nodes[n]["kind"] for n in inside})[:40],

@@ -19,6 +19,7 @@ from ..analyses.fork_wait import WAITS, region, waits
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.memory import BYTES
 from ..analyses.parallelism import critical_nodes
+from ..analyses.unrolled_loops import unroller
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
 from ..location import short_location, source_line
@@ -559,21 +560,23 @@ class Labels:
         """The iterations between the first and the last of a loop the trace unrolled, as
         one node: how many, from which lines, what the last rolled one computes."""
         loop = self.plan.loops[rid]
+        by = unroller(self.G)
         trips = len(loop["iterations"])
         rolled = trips - 2
         shown = [n for n in self.plan.members.get(rid, ()) if n not in self.plan.folded]
         ops = len(shown)
         frozen = self._frozen_inside(self.plan.members.get(rid, ()), loop["block"])
         rows = [_bold(f'× {rolled} iterations'),
-                _font("detail", _h(_truncate(f"loop unrolled by the trace: {loop['lines']}",
+                _font("detail", _h(_truncate(f"loop unrolled by {by}: {loop['lines']}",
                                              60))),
                 self._ops_row(ops, shown)] + self._frozen_rows(frozen)
         label = HtmlLabel("<" + "<BR/>".join(rows + self._badge_rows(rid)) + ">")
-        lines = [f"iterations 2–{trips - 1} of {trips} of a Python loop the trace unrolled "
+        lines = [f"iterations 2–{trips - 1} of {trips} of a Python loop {by} unrolled "
                  f"({loop['lines']}), rolled up",
                  "the first and the last iteration are drawn before and after",
                  f"{ops} operations inside, {ops // max(rolled, 1)} per iteration",
-                 "the traced graph runs every iteration; the trip count is baked in"]
+                 f"the {'exported' if by == 'torch.export' else 'traced'} graph runs every "
+                 "iteration; the trip count is baked in"]
         lines += frozen + ([_FROZEN_HINT] if frozen else [])
         lines += self._badge_tooltip(rid)
         return Text(label, tooltip(lines))

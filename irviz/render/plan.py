@@ -28,7 +28,7 @@ import networkx as nx
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
 from ..analyses.checks import CHECK, checks_at
 from ..analyses.traced_control_flow import python_method
-from ..analyses.unrolled_loops import unrolled_runs
+from ..analyses.unrolled_loops import unrolled_runs, unroller
 from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
 from ..location import Location
 from ..paths import is_installed_library_file
@@ -653,7 +653,7 @@ class _Planner:
         if self.opt.depth is not None or (
                 first is not None and first.size <= LAYOUT_SIZE_PER_NODE * budget):
             if loops:
-                self.notes.append(self._long_loops_note(loops))
+                self.notes.append(self._long_loops_note(loops, unroller(self.G)))
             return collapsed, rolled, {}, loops
         over_layout = [first] if first is not None else []  # fit the node budget only
 
@@ -743,7 +743,7 @@ class _Planner:
                        f"{'are' if n != 1 else 'is'} rolled up (" + "; ".join(runs)
                        + (f"; {more} more" if more else "") + ")")
         if loops:
-            did.append(self._loops_said(loops))
+            did.append(self._loops_said(loops, unroller(self.G)))
         if not did:
             return (f"{over_what}, but the model has no module calls to collapse: drawing "
                     "all of them")
@@ -754,25 +754,25 @@ class _Planner:
                   "--focus MODULE to open one)")
 
     @staticmethod
-    def _loops_said(loops: list[dict]) -> str:
+    def _loops_said(loops: list[dict], by: str) -> str:
         """What the note says of rolled unrolled loops: where, how many iterations."""
         said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of "
                 f"{len(loop['iterations'])} iterations" for loop in loops[:2]]
         more = len(loops) - len(said)
         n = len(loops)
-        return (f"the middle iterations of {n} loop{'s' if n != 1 else ''} the trace "
+        return (f"the middle iterations of {n} loop{'s' if n != 1 else ''} {by} "
                 "unrolled are rolled up (" + "; ".join(said)
                 + (f"; {more} more" if more else "") + ")")
 
     @staticmethod
-    def _long_loops_note(loops: dict[str, dict]) -> str:
+    def _long_loops_note(loops: dict[str, dict], by: str) -> str:
         """The note of long loops rolled within the budget (:meth:`_roll_long_loops`),
         short enough for the title (140 characters of a note are shown)."""
         said = [f"{loop['lines']}, {len(loop['iterations']) - 2} of {len(loop['iterations'])}"
                 for loop in list(loops.values())[:2]]
         more = len(loops) - len(said)
         n = len(loops)
-        return (f"the trace unrolled {n} loop{'s' if n != 1 else ''}: the middle iterations "
+        return (f"{by} unrolled {n} loop{'s' if n != 1 else ''}: the middle iterations "
                 "are rolled up (" + "; ".join(said) + (f"; {more} more" if more else "")
                 + "; --max-nodes 0 draws all)")
 
