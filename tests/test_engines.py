@@ -3,6 +3,7 @@ WebAssembly build."""
 from __future__ import annotations
 
 import os
+import re
 import pathlib
 import shutil
 import subprocess
@@ -515,3 +516,58 @@ def test_unreadable_plugin_folder_renders_as_installed(monkeypatch, tmp_path):
     reports its own problem, if any), irviz does not fail looking for the config."""
     monkeypatch.setenv("GVBINDIR", str(tmp_path / "missing"))
     assert engines._plugin_dir(shutil.which("dot")) is None
+
+
+# -- the pip user's picture: no dot on PATH -----------------------------------------------------
+
+
+def _op_nodes(svg: bytes) -> dict[str, int]:
+    """Each op node's id and how many lines of text it draws (text pieces at one height are
+    one line: a bold word and its padding are two pieces)."""
+    root = ET.fromstring(svg)
+    return {g.get("id"): len({t.get("y") for t in g.iter(f"{SVG}text")})
+            for g in root.iter(f"{SVG}g")
+            if (g.get("class") or "").split()[:2] == ["node", "irviz-op"]}
+
+
+@pytest.mark.slow
+@requires_pure
+def test_cli_without_dot_on_path_draws_the_full_picture(tmp_path):
+    """`irviz render` in a venv whose PATH holds only its own bin (no Graphviz installed):
+    every op node of the ensemble keeps the lines of its label, `-o x.png` writes a PNG,
+    and two runs write the same bytes."""
+    from conftest import SAMPLES
+
+    bin_dir = pathlib.Path(sys.executable).parent
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path)}
+    assert shutil.which("dot", path=env["PATH"]) is None
+
+    def render_to(name: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(bin_dir / "irviz"), "render",
+                               f"{SAMPLES / 'lstm_ensemble.py'}:LSTMEnsemble", "-o",
+                               str(tmp_path / name)], env=env, capture_output=True,
+                              text=True, timeout=600, check=False)
+
+    for name in ("a.svg", "b.svg", "x.png", "y.png"):
+        proc = render_to(name)
+        assert proc.returncode == 0, proc.stderr
+        assert "note:" not in proc.stderr and "Warning" not in proc.stderr, proc.stderr
+    svg = (tmp_path / "a.svg").read_bytes()
+    assert svg == (tmp_path / "b.svg").read_bytes()
+    assert (tmp_path / "x.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    assert (tmp_path / "x.png").read_bytes() == (tmp_path / "y.png").read_bytes()
+    ops = _op_nodes(svg)
+    multi = {node for node, lines in ops.items() if lines > 1}
+    # the DOT's op labels with a line break are the ones drawn on several lines
+    dot = subprocess.run([str(bin_dir / "irviz"), "render",
+                          f"{SAMPLES / 'lstm_ensemble.py'}:LSTMEnsemble", "--format", "dot"],
+                         env=env, capture_output=True, text=True, timeout=600,
+                         check=True).stdout
+    broken = {re.search(r' id="([^"]+)"', line).group(1) for line in dot.splitlines()
+              if 'class="irviz-op' in line and "<BR/>" in line}
+    assert len(ops) == 35 and multi == broken and len(multi) == 14, (len(ops), len(multi))
+    # formatted, not plain: each op's name is drawn in bold (the fallback cannot)
+    root = ET.fromstring(svg)
+    bold = {g.get("id") for g in root.iter(f"{SVG}g")
+            if any(t.get("font-weight") == "bold" for t in g.iter(f"{SVG}text"))}
+    assert set(ops) <= bold
