@@ -184,6 +184,17 @@ def test_png_draws_missing_glyphs_with_ones_the_bundled_fonts_have():
     assert "⚠ ✓ IRV101" in render(label("⚠ ✓"), "svg", "pure").decode()
 
 
+@requires_pure
+def test_a_huge_png_is_scaled_down_as_dot_does():
+    """graphviz-pure would ask for the whole canvas (a whole 80-layer LLaMA: 77 GB) and
+    abort; like dot's cairo plugin, the PNG is scaled to fit 32,767 pixels."""
+    import struct
+
+    png = render('digraph { a [shape=box, width=500, height=0.5] }', "png", "pure")
+    width, height = struct.unpack(">II", png[16:24])
+    assert 30_000 < width <= 32_767 and height < 100
+
+
 @pytest.mark.parametrize("engine", ALL)
 def test_svg_names_arial_and_its_stand_ins(engine):
     """Text is measured in Arial (metrics every engine has); the SVG names the faces with

@@ -253,6 +253,11 @@ _SVG_FONT = f'font-family="{METRICS_FONT}"'.encode()
 _SVG_FONTS = b'font-family="Arial,Liberation Sans,Arimo,Helvetica,sans-serif"'
 #: formats graphviz-pure draws with its bundled fonts (Arimo, Tinos, Cousine) alone
 _RASTER = frozenset({"png", "jpeg", "jpg"})
+#: a picture larger than this (inches, at 96 dpi: 32,736 px) is scaled down to fit, as dot's
+#: cairo plugin does at 32,767 px; graphviz-pure 0.2.2 would ask for the whole canvas (an
+#: 80-layer LLaMA drawn whole: 80,680 x 240,684 px, 77 GB) and abort. A graph's own
+#: ``size`` attribute wins over this default.
+_RASTER_SIZE = "-Gsize=341,341"
 #: characters irviz's labels use that the bundled fonts have no glyph for, and the nearest
 #: one they have (measured alike: Graphviz sizes both as a space); SVG keeps the originals,
 #: which a browser finds in its own fonts
@@ -283,8 +288,8 @@ def _timeout_error(timeout: float | None) -> RenderError:
 
 
 def _run(binary: str, fmt: str, source: bytes, timeout: float | None,
-         env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([binary, f"-T{fmt}"], input=source, capture_output=True,
+         env: dict[str, str] | None = None, *flags: str) -> subprocess.CompletedProcess:
+    return subprocess.run([binary, f"-T{fmt}", *flags], input=source, capture_output=True,
                           timeout=timeout, check=False, env=env)
 
 
@@ -306,8 +311,9 @@ def _render_pure(dot_source: str, fmt: str, timeout: float | None) -> bytes:
     binary = _pure_binary()
     if binary is None:  # removed between resolve_engine() and now
         resolve_engine("pure", fmt)
+    flags = (_RASTER_SIZE,) if fmt in _RASTER else ()
     try:
-        proc = _run(binary, fmt, dot_source.encode("utf-8"), timeout)
+        proc = _run(binary, fmt, dot_source.encode("utf-8"), timeout, None, *flags)
     except subprocess.TimeoutExpired:  # run() has already killed it
         raise _timeout_error(timeout) from None
     except OSError as exc:
