@@ -303,8 +303,11 @@ def cache_key(request: dict, spec: str, model_file: Path | None) -> str:
     project that is moved keeps its cache)."""
     h = hashlib.sha256()
     keyed = {k: v for k, v in request.items() if k not in ("target", "source_root")}
+    from .render.engines import identity
+
     keyed.update(spec=spec, irviz=__version__, torch=_torch_version(), format=RESULT_FORMAT,
-                 viewer=_viewer is not None, python=sys.version_info[:2])
+                 viewer=_viewer is not None, python=sys.version_info[:2],
+                 graphviz=identity())
     h.update(json.dumps(keyed, sort_keys=True).encode("utf-8"))
     if model_file is not None and model_file.is_file():
         h.update(b"\0file\0" + model_file.read_bytes())

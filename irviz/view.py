@@ -130,10 +130,17 @@ class Visualization:
         return result.text
 
     def svg(self, engine: str = "auto", **overrides) -> bytes:
-        """SVG bytes, laid out by Graphviz (``engine``: auto, dot or wasm)."""
+        """SVG bytes, laid out by Graphviz (``engine``: auto, pure, dot or wasm; see
+        :mod:`irviz.render.engines`). A fallback that draws less says so once on stderr."""
         from .render import engines  # the wasm engine is loaded only when used
 
         return engines.render(self.dot(**overrides), "svg", engine)
+
+    def png(self, engine: str = "auto", **overrides) -> bytes:
+        """PNG bytes (graphviz-pure, or ``dot``): the picture :meth:`svg` draws."""
+        from .render import engines
+
+        return engines.render(self.dot(**overrides), "png", engine)
 
     def node_link(self) -> dict:
         """The IR graph in networkx's node-link format (plus irviz metadata)."""

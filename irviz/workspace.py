@@ -21,7 +21,7 @@ import networkx as nx
 from .analyses import pipeline
 from .config import Config
 from .errors import CaptureError
-from .frontends.capture import MODES, Capture, capture
+from .frontends.capture import MODES, Capture, capture, traced_instead
 from .frontends.inputs import ExampleInputs, resolve_inputs
 from .frontends.loader import LoadResult, Target, load, target_of
 from .frontends.overloads import overload_names
@@ -136,10 +136,7 @@ class Workspace:
             if self.inputs_for(target) is None:
                 raise
             traced = self.capture(target, "trace", lines)
-            why = exc.message.removeprefix(f"torch.jit.script failed on {target.spec}")
-            return replace(traced, notes=[f"torch.jit.script failed ({why.strip(' :')}); "
-                                          "traced with the example inputs instead",
-                                          *traced.notes])
+            return replace(traced, notes=[traced_instead(exc, target), *traced.notes])
 
     def set_export_options(self, mode: str, strict: bool = False,
                            dynamic_dims: tuple[str, ...] = (), say=None) -> None:

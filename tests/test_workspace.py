@@ -101,7 +101,7 @@ def test_auto_falls_back_to_the_cached_trace_with_a_note(tmp_path):
     ws = Workspace(inputs="torch.rand(2)")
     [target] = ws.load(str(tmp_path / "m.py:NoScript")).targets
     cap = ws.capture(target, "auto")
-    assert cap.mode == "trace" and "traced instead" in cap.notes[0]
+    assert cap.mode == "trace" and "traced with the example inputs instead" in cap.notes[0]
     assert cap.scripted is ws.capture(target, "trace").scripted
 
 

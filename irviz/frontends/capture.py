@@ -342,6 +342,12 @@ def _torchscript_removed(text: str) -> bool:
         and ("torch.export" in lowered or "silence" in lowered)
 
 
+def traced_instead(exc: CaptureError, target: Target) -> str:
+    """The one-line note of ``auto`` mode when scripting failed and the trace was drawn."""
+    why = exc.message.removeprefix(f"torch.jit.script failed on {target.spec}")
+    return f"torch.jit.script failed ({why.strip(' :')}); traced with the example inputs instead"
+
+
 def _script(target: Target) -> Any:
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
@@ -586,7 +592,7 @@ def capture(target: Target, mode: str = "script",
                 except CaptureError as exc:
                     if inputs is None:
                         raise
-                    notes.append(f"scripting failed ({exc.message}); traced instead")
+                    notes.append(traced_instead(exc, target))
                     (scripted, eager, adapter), done = _trace(target, inputs, lines), "trace"
             if isinstance(scripted, torch.jit.ScriptModule):
                 # a trace of a scripted module is the module as it was: its overloads too

