@@ -133,7 +133,8 @@ class Workspace:
         try:
             return self.capture(target, "script")
         except CaptureError as exc:
-            if self.inputs_for(target) is None:
+            # it scripted, and running it on the inputs raised: a trace runs them too
+            if self.inputs_for(target) is None or exc.raised_on_inputs:
                 raise
             traced = self.capture(target, "trace", lines)
             return replace(traced, notes=[traced_instead(exc, target), *traced.notes])
