@@ -286,7 +286,7 @@ def test_broken_dot_with_dot():
 def test_broken_dot_with_graphviz_pure():
     with pytest.raises(RenderError) as info:
         render("digraph { a -> }", engine="pure")
-    assert "graphviz-pure failed (exit status 1)" in info.value.message
+    assert "graphviz-pure exited unexpectedly (exit code 1)" in info.value.message
     assert "syntax error in line 1" in info.value.message
 
 
