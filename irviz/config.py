@@ -33,7 +33,6 @@ from pathlib import Path
 
 from .errors import UsageError
 from .paths import display_path
-from .render.engines import ENGINES
 
 try:  # Python 3.11+
     import tomllib
@@ -47,6 +46,8 @@ __all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored"]
 
 MODES = ("script", "trace", "auto", "export")
 FORMATS = ("text", "json", "sarif", "github")
+#: the Graphviz engines (irviz.render.engines runs them; "auto" takes the first usable)
+ENGINES = ("auto", "pure", "dot", "wasm")
 
 #: every key of [tool.irviz] and what it takes
 KEYS = {

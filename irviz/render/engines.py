@@ -35,13 +35,13 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 
+from irviz.config import ENGINES
 from irviz.errors import RenderError
 from irviz.render.escape import dot_string
 
 __all__ = ["ENGINES", "available_engines", "resolve_engine", "render", "notice",
            "notices_to"]
 
-ENGINES = ("auto", "pure", "dot", "wasm")
 #: what each engine writes (``dot`` writes every format its plugins offer)
 _WRITES = {
     "pure": frozenset({"svg", "png", "jpeg", "jpg", "dot", "xdot", "json", "plain", "canon"}),
