@@ -24,6 +24,7 @@ import argparse
 import datetime
 import importlib.util
 import json
+import resource
 import shlex
 import statistics
 import subprocess
@@ -86,6 +87,13 @@ def trace_only() -> dict:
     return {"traced": traced, "failed": failed}
 
 
+def _children_cpu() -> float:
+    """CPU seconds (user + system) of the finished children so far: a shared machine's load
+    stretches wall time, much less the CPU a child spends."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
 def _floor(env: dict, timeout: float) -> tuple[float, dict]:
     started = time.perf_counter()
     proc = subprocess.run([sys.executable, __file__, "--child"], cwd=ROOT, env=env,
@@ -110,8 +118,10 @@ def main(argv=None) -> int:
     env = child_env(args.tree, torchvision=False)
     load_before = loadavg()
     floors, lints, floor_info, lint_counts = [], [], None, {}
+    cpu: dict[str, list[float]] = {"floor": [], "lint": []}
     for i in range(args.rounds):
         for side in (("floor", "lint") if i % 2 == 0 else ("lint", "floor")):
+            cpu_before = _children_cpu()
             if side == "floor":
                 wall, floor_info = _floor(env, args.timeout)
                 floors.append(wall)
@@ -119,14 +129,18 @@ def main(argv=None) -> int:
                 res = run_lint(CORPUS, env, args.timeout, ("--no-cache",))
                 lints.append(res["wall"])
                 lint_counts = count(res["findings"] or [])
-            print(f"round {i + 1} {side}: {(floors if side == 'floor' else lints)[-1]:.1f} s",
-                  file=sys.stderr, flush=True)
+            cpu[side].append(_children_cpu() - cpu_before)
+            print(f"round {i + 1} {side}: {(floors if side == 'floor' else lints)[-1]:.1f} s "
+                  f"wall, {cpu[side][-1]:.1f} s CPU", file=sys.stderr, flush=True)
     floor, lint = statistics.median(floors), statistics.median(lints)
     ratio = lint / floor
     print(f"trace only: median {floor:.1f} s {sorted(round(f, 1) for f in floors)}; "
           f"lint: median {lint:.1f} s {sorted(round(x, 1) for x in lints)}; ratio {ratio:.2f}x; "
           f"traced {floor_info['traced']}, failed {floor_info['failed']}; lint findings "
           f"{lint_counts.get('findings')}, errors+warnings {lint_counts.get('errors_warnings')}")
+    cpu_floor, cpu_lint = statistics.median(cpu["floor"]), statistics.median(cpu["lint"])
+    print(f"CPU time: trace only median {cpu_floor:.1f} s, lint median {cpu_lint:.1f} s; "
+          f"ratio {cpu_lint / cpu_floor:.2f}x")
     if args.markdown:
         command = "python benchmarks/lint_vs_trace.py " + " ".join(
             shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
