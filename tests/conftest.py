@@ -36,6 +36,22 @@ GOLDENS = Path(__file__).resolve().parent / "goldens"
 IRVIZ_PACKAGE = Path(__file__).resolve().parent.parent / "irviz"
 
 
+def lint_cli(*args, cwd=None):
+    """``irviz lint ARGS`` through the real CLI (click's runner), torch seeded, in ``cwd``."""
+    from click.testing import CliRunner
+
+    from irviz.cli import main
+
+    torch.manual_seed(0)
+    old = os.getcwd()
+    if cwd:
+        os.chdir(cwd)
+    try:
+        return CliRunner().invoke(main, ["lint", *map(str, args)])
+    finally:
+        os.chdir(old)
+
+
 def shows_irviz_traceback(text: str) -> bool:
     """True when ``text`` holds a traceback frame of irviz's own code (wherever the
     checkout lives, also in a directory named ``irviz/``)."""

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import textwrap
 from pathlib import Path
@@ -12,22 +11,14 @@ import torch
 from click.testing import CliRunner
 
 from irviz.cli import main
-from conftest import SAMPLES
+from conftest import SAMPLES, lint_cli
 
 HERE = Path(__file__).resolve().parent
 FIXTURES = HERE / "lint_models"
 EXPECT = re.compile(r"#\s*expect:\s*([A-Z0-9, ]+)")
 
 
-def run(*args, cwd=None):
-    torch.manual_seed(0)
-    old = os.getcwd()
-    if cwd:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, ["lint", *map(str, args)])
-    finally:
-        os.chdir(old)
+run = lint_cli
 
 
 def findings(*args, **kw) -> list[dict]:

@@ -8,15 +8,12 @@ that severity there, an error naming its counterexample."""
 from __future__ import annotations
 
 import json
-import os
 import re
 from pathlib import Path
 
 import pytest
-import torch
-from click.testing import CliRunner
+from conftest import lint_cli
 
-from irviz.cli import main
 from irviz.frontends.decisions import DecisionRecorder, decision_at
 
 HERE = Path(__file__).resolve().parent
@@ -24,15 +21,7 @@ PITFALLS = sorted((HERE / "lint_models" / "pitfalls").glob("p*.py"))
 EXPECT = re.compile(r"#\s*expect:\s*(error|warning)")
 
 
-def lint(*args, cwd=None):
-    torch.manual_seed(0)
-    old = os.getcwd()
-    if cwd:
-        os.chdir(cwd)
-    try:
-        return CliRunner().invoke(main, ["lint", *map(str, args)])
-    finally:
-        os.chdir(old)
+lint = lint_cli
 
 
 def _expected(path: Path) -> tuple[int, str]:
