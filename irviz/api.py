@@ -55,8 +55,9 @@ def visualize(model: object, mode: str = "script", inputs: object = None,
         findings = None
         if lint:
             from .lint.gate import Gate
+            from .lint.session import LintSession
 
-            findings = Gate.from_config(ws.config).apply(ws.lint(target).found).kept
+            findings = Gate.from_config(ws.config).apply(LintSession(ws).target(target).found).kept
         views.append(ws.view(target, mode, options, findings=findings))
     return views
 
@@ -110,7 +111,7 @@ def lint(*targets: object, select: list[str] | None = None,
     where the CLI exits 2."""
     from .lint.gate import Gate
     from .lint.layers.context import LintOptions
-    from .lint.runner import lint as run_lint
+    from .lint.session import LintSession
 
     if not targets:
         raise TypeError("lint() needs at least one target")
@@ -125,7 +126,7 @@ def lint(*targets: object, select: list[str] | None = None,
     gate = Gate.from_config(ws.config, select, ignore, extend_select)
     options = LintOptions(mode=mode, no_exec=no_exec, show_unconfirmed=show_unconfirmed,
                           dynamic_dims=list(ws.config.dynamic_dims))
-    report = run_lint(ws, list(targets), options, gate)
+    report = LintSession(ws, options).run(list(targets), gate)
     if report.errors:
         raise report.errors[0][1]
     return LintResult(tuple(report.diagnostics), tuple(report.notes), report.suppressed,

@@ -393,16 +393,17 @@ def _child_capture(req: dict) -> dict:
     targets = workspace.targets(req["target"])   # an overloaded forward: one view each
     if not targets:
         raise UsageError(f"{req['target']} names no model")
-    gate = None
+    gate = session = None
     if req["lint"]:
         from .lint.gate import Gate
+        from .lint.session import LintSession
 
-        gate = Gate.from_config(config)
+        gate, session = Gate.from_config(config), LintSession(workspace)
     options = RenderOptions(depth=req["depth"], max_nodes=req["max_nodes"] or None,
                             source_root=req["source_root"])
     views, out = [], []
     for tgt in targets:
-        found = gate.apply(workspace.lint(tgt).found).kept if gate is not None else []
+        found = gate.apply(session.target(tgt).found).kept if gate is not None else []
         view = workspace.view(tgt, req["mode"], options, findings=found)
         notes = []
         if req.get("profile"):   # measured op times on the picture (a child of this child)

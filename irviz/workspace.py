@@ -59,7 +59,6 @@ class Workspace:
         self._inputs: dict[int, ExampleInputs | None] = {}
         self._captures: dict[tuple[int, str], Capture | CaptureError] = {}
         self._graphs: dict[int, _Graph] = {}
-        self._lint: dict[tuple, object] = {}
         #: objects whose id() keys the caches above, kept alive so ids stay unique
         self._keep: list[object] = []
 
@@ -220,28 +219,6 @@ class Workspace:
         return result
 
     # -- lint -------------------------------------------------------------------------
-
-    def lint(self, target: Target, options=None):
-        """Every lint finding for ``target`` before the gate (selection, per-file
-        ignores, noqa), and the run's notes: a :class:`~irviz.lint.layers.context.TargetRun`.
-        Its captures and graphs are this workspace's, so a picture drawn afterwards
-        costs no second capture."""
-        from .lint.runner import lint_target
-
-        options = options or self.lint_options()
-        key = (id(target), options.mode, tuple(options.dynamic_dims), options.no_exec,
-               options.show_unconfirmed)
-        if key not in self._lint:
-            self._keep.append(target)
-            self._lint[key] = lint_target(self, target, options)
-        return self._lint[key]
-
-    def lint_options(self, mode: str = "both"):
-        """The :class:`~irviz.lint.layers.context.LintOptions` ``[tool.irviz]`` asks for, in ``mode``."""
-        from .lint.layers.context import LintOptions
-
-        return LintOptions(mode=mode, dynamic_dims=list(self.config.dynamic_dims),
-                           show_unconfirmed=bool(self.config.show_unconfirmed))
 
     @contextlib.contextmanager
     def stage(self, name: str) -> Iterator[None]:

@@ -25,7 +25,7 @@ pytest.importorskip("transformers")
 
 from irviz.lint.gate import Gate  # noqa: E402
 from irviz.lint.layers.context import LintOptions  # noqa: E402
-from irviz.lint.runner import lint  # noqa: E402
+from irviz.lint.session import LintSession  # noqa: E402
 from irviz.workspace import Workspace  # noqa: E402
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "transformers_models.py"
@@ -147,9 +147,10 @@ def corpus():
     """Every model linted once (default options), in one workspace."""
     workspace = Workspace()
     gate = Gate.from_config()
-    report = lint(workspace, [str(CORPUS)], LintOptions(), gate)
+    session = LintSession(workspace, LintOptions())
+    report = session.run([str(CORPUS)], gate)
     targets = workspace.load(str(CORPUS)).targets
-    runs = {t.name: workspace.lint(t, LintOptions()) for t in targets}
+    runs = {t.name: session.target(t) for t in targets}
     return workspace, gate, report, targets, runs
 
 
@@ -203,7 +204,7 @@ def test_the_wrong_findings_stay_away_even_unconfirmed(corpus):
     workspace, gate, _, targets, runs = corpus
     shown = LintOptions(show_unconfirmed=True)
     got = {_key(t.name, d) for t in targets
-           for d in gate.apply(workspace.lint(t, shown).found).kept}
+           for d in gate.apply(LintSession(workspace, shown).target(t).found).kept}
     assert not [k for k in got if any(_matches(k, p) for p in NEVER)]
     # every pattern names a line the library has (else the check above could not fail)
     import transformers

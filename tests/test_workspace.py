@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from conftest import SAMPLES
 from irviz.cli import main
+from irviz.lint.session import LintSession
 from irviz.workspace import Workspace
 
 CELL_INPUTS = "torch.rand(3, 4), torch.rand(3, 4)"
@@ -50,7 +51,7 @@ def test_a_model_is_captured_once_per_mode_and_its_graph_built_once():
     ws = Workspace(inputs=CELL_INPUTS)
     [target] = ws.load(str(SAMPLES / "decision_gate.py:MyCell")).targets
     assert ws.load(str(SAMPLES / "decision_gate.py:MyCell")).targets[0] is target
-    run = ws.lint(target)
+    run = LintSession(ws).target(target)
     # the picture drawn after the lint reuses the lint's capture and graph
     view = ws.view(target, "trace")
     assert view.capture is run.trace and view.graph is run.trace_graph

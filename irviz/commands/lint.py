@@ -81,9 +81,10 @@ def run(request: LintRequest, workspace) -> int:
             console.say("note: --strict only apply with --mode export")
 
         def prepare():
-            """Torch, the workspace and the lint options: only when something is linted."""
+            """Torch, the workspace and the lint session: only when something is linted."""
             start()
             from ..lint.layers.context import LintOptions
+            from ..lint.session import LintSession
             from ..gc_pause import freeze_loaded_objects
 
             ws = make_workspace()
@@ -96,7 +97,7 @@ def run(request: LintRequest, workspace) -> int:
                 ws.stages = Stages()
             options = LintOptions(**{k: v for k, v in fields.items() if v is not None})
             freeze_loaded_objects()  # torch's own objects: the bulk of a full collection
-            return ws, options
+            return LintSession(ws, options)
 
         with model_output_to_stderr():
             report, done = lint_batch(config, settings_of(config, getattr(

@@ -139,8 +139,10 @@ def _render_one(request: RenderRequest, workspace: Workspace, console: Console, 
     findings = None
     with model_output_to_stderr():
         if gate is not None:  # an export picture shows the migration findings (IRV5xx)
-            lint_options = workspace.lint_options("export" if request.mode == "export" else "both")
-            findings = gate.apply(workspace.lint(target, lint_options).found).kept
+            from ..lint.session import LintSession
+
+            session = LintSession(workspace, mode="export" if request.mode == "export" else "both")
+            findings = gate.apply(session.target(target).found).kept
         try:
             view = workspace.view(target, request.mode, options, findings=findings)
         except CaptureError as exc:  # what torch warned before it failed, then the error

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from .gate import Gate
 from .run_report import RunReport
-from .session import worker_settings
 from .spec_result import SpecResult, merge
 from .targets import expand_specs
 
@@ -70,7 +69,7 @@ def _as_found_in_a_folder(expanded: list[tuple[str, bool]], config, root
 def lint_batch(config, settings: dict, specs: list[str], gate: Gate, batch: BatchOptions,
                prepare) -> tuple[RunReport, dict]:
     """The run's report, and what it did: ``{"linted": n, "cached": n, "cache": LintCache
-    or None}``. ``prepare()`` gives the (workspace, LintOptions) to lint with; it is only
+    or None}``. ``prepare()`` gives the :class:`~irviz.lint.session.LintSession`; it is only
     called when some spec is not in the cache, so a run answered from the cache imports
     neither torch nor a model."""
     from .cache import LintCache, project_root
@@ -93,17 +92,15 @@ def lint_batch(config, settings: dict, specs: list[str], gate: Gate, batch: Batc
         else:
             todo.append((index, spec, from_folder))
     if todo:
-        workspace, options = prepare()
+        session = prepare()
         if batch.jobs > 1 and len(todo) > 1:
             from .parallel import run_parallel
 
-            results.update(run_parallel(worker_settings(workspace, options), todo, batch.jobs,
+            results.update(run_parallel(session.settings(), todo, batch.jobs,
                                         batch.timeout, batch.memory_mb))
         else:
-            from .runner import lint_spec
-
             for index, spec, from_folder in todo:
-                results[index] = lint_spec(workspace, spec, from_folder, options)
+                results[index] = session.spec(spec, from_folder)
     if cache is not None:
         for index, _spec, _ in todo:
             cache.put(results[index])

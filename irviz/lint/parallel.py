@@ -169,17 +169,16 @@ def worker_main() -> int:
     protocol = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)          # the model's prints (Python's and C's) go to stderr
     sys.stdout = sys.stderr
-    from .session import worker_workspace
-    from .runner import lint_spec
+    from .session import LintSession
 
     header = sys.stdin.readline()
     if not header:
         return 0
-    workspace, options = worker_workspace(json.loads(header))
+    session = LintSession.from_settings(json.loads(header))
     for line in sys.stdin:
         spec, from_folder = json.loads(line)
         try:
-            result = lint_spec(workspace, spec, from_folder, options)
+            result = session.spec(spec, from_folder)
         except BaseException as exc:  # noqa: BLE001 - the parent reports it
             import traceback
 

@@ -1,9 +1,10 @@
 """`irviz lint`: run the detection layers (:mod:`irviz.lint.layers`) on each model and turn
 facts into findings.
 
-This module only orchestrates: :func:`lint_target` walks :data:`~irviz.lint.layers.LAYERS`
-for one model, :func:`lint` every model the specs name through the gate. A model that
-cannot be loaded is an *error* of the run (exit 2), never a finding.
+:func:`lint_target` walks :data:`~irviz.lint.layers.LAYERS` for one model; a run over many
+specs is a :class:`~irviz.lint.session.LintSession`, which reads :func:`seeded` and
+:func:`dependency_files` from here. A model that cannot be loaded is an *error* of the run
+(exit 2), never a finding.
 """
 from __future__ import annotations
 
@@ -13,18 +14,10 @@ import sys
 import types
 from typing import Iterator
 
-from ..errors import IrvizError, ModelLoadError
 from ..frontends.records import Target
-from .gate import Gate
-from .opened_files import read_by, recording
 from .layers import EXPORT_LAYERS, LAYERS, Layer
 from .layers.context import Findings, LayerContext, LintOptions, TargetRun
-from .run_report import RunReport
-from .spec_result import SpecResult, merge
-from .targets import expand_specs, spec_location
-
-MODES = ("both", "script", "trace")
-
+from .targets import spec_location
 
 def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
     """Every finding for one loaded model (before the gate), from ``workspace``'s
@@ -47,58 +40,8 @@ def _layers(options: LintOptions) -> tuple[Layer, ...]:
     return LAYERS
 
 
-def lint_spec(workspace, spec, from_folder: bool, options: LintOptions) -> SpecResult:
-    """Every finding (before the gate) of the models one expanded spec names (a string,
-    or from Python a model object), and the Python files they depend on (see
-    :func:`dependency_files` and the files opened while loading and capturing; none for
-    a model object, which is never cached)."""
-    named = isinstance(spec, str)
-    result = SpecResult(spec if named else type(spec).__name__)
-    with _seeded() if named else contextlib.nullcontext(), recording() as opened:
-        _lint_spec(workspace, spec, named, from_folder, options, result)
-    if named:   # the data files it read (a JSON config) key the cache too
-        result.files = sorted(set(result.files) | set(opened) | set(read_by(result.files)))
-    return result
-
-
-def _lint_spec(workspace, spec, named: bool, from_folder: bool, options: LintOptions,
-               result: SpecResult) -> SpecResult:
-    before = set(sys.modules)
-    try:
-        if named:
-            loaded = workspace.load(spec)
-            targets = loaded.targets
-            for name, reason in loaded.skipped:
-                result.notes.append(f"{spec}: skipped {name}: {reason}")
-        else:
-            targets = workspace.targets(spec)
-    except ModelLoadError as exc:
-        if from_folder and "defines no models" in exc.message:
-            result.notes.append(f"{spec}: no models")
-            result.files = dependency_files(spec, before, [])
-            return result
-        result.errors.append((result.spec, exc))
-        return result
-    runs = []
-    for target in targets:
-        try:
-            run = workspace.lint(target, options)
-        except IrvizError as exc:
-            result.errors.append((target.spec, exc))
-            continue
-        runs.append(run)
-        result.models += 1
-        result.notes.extend(run.notes)
-        if run.verification is not None:
-            result.verified.append(f"{target.spec}: {run.verification.describe()}")
-        result.found.extend(run.found)
-    if named:
-        result.files = dependency_files(spec, before, runs, targets)
-    return result
-
-
 @contextlib.contextmanager
-def _seeded() -> Iterator[None]:
+def seeded() -> Iterator[None]:
     """The same random state for every spec: random weights and example inputs
     (``torch.rand``) then do not depend on which specs ran before in this process, so a
     ``--jobs`` worker, a cached result and a serial run agree on every number. The
@@ -127,8 +70,8 @@ def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
     """The Python files a spec's findings depend on: its own file; the project files
     (not torch's, the standard library's or an installed library's) imported while it
     loaded or named by its module's globals; every file (installed libraries too) whose
-    lines the captures ran. The data files it reads are added by :func:`lint_spec`
-    (:mod:`irviz.lint.opened_files`)."""
+    lines the captures ran. The data files it reads are added by
+    :meth:`~irviz.lint.session.LintSession.spec` (:mod:`irviz.lint.opened_files`)."""
     from ..frontends.eager_run import LineRecorder
     from ..paths import is_installed_library_file
 
@@ -155,10 +98,3 @@ def dependency_files(spec: str, modules_before: set[str], runs: list[TargetRun],
                 if filename.endswith(".py"):
                     files.add(os.path.abspath(filename))
     return sorted(files)
-
-
-def lint(workspace, specs: list, options: LintOptions, gate: Gate) -> RunReport:
-    """Lint every model the specs name (folders: their ``.py`` files, minus the config's
-    ``exclude``; from Python also model objects) and pass the findings through ``gate``."""
-    return merge([lint_spec(workspace, spec, from_folder, options)
-                  for spec, from_folder in expand_specs(specs, workspace.config)], gate)
