@@ -34,11 +34,11 @@ from ..analyses.unrolled_loops import unroller
 from ..analyses.cost import cost_model, cost_of
 from ..analyses.memory import BYTES
 from ..analyses.profile_times import PROFILE
-from ..ir.model import CALL_KINDS, format_shape, is_folded
+from ..ir.model import CALL_KINDS, is_folded
 from ..location import Location, source_line
 from .dot import DotResult
 from .escape import json_dumps, xml_text
-from .labels import evidence_line
+from .labels import evidence_line, node_facts
 from ..analyses.traced_control_flow import python_method
 from .plan import DrawPlan, RenderOptions, call_method, call_numbers, library_calls, plan_view
 
@@ -188,15 +188,10 @@ def node_details(view, findings: list[dict] | None = None,
             chain = blocks[chain]["parent"]
         if is_folded(data, show_checks):
             continue
-        outputs = []
-        for out in data.get("outputs", []):
-            shape = format_shape(out)
-            name = f"{out['name']}: " if out.get("name") else ""
-            outputs.append(f"{name}{out.get('type')}" + (f" [{shape}]" if shape else ""))
-        loc = data.get("user_source") or data.get("source")
-        entry = {"kind": data["kind"], "label": data.get("label"), "outputs": outputs,
-                 "scope": data.get("scope") or "", "scope_class": data.get("scope_class"),
-                 **places.place(loc), "findings": findings_at(data.get("user_source")),
+        facts = node_facts(data)
+        loc = facts.pop("location")
+        entry = {**facts, **places.place(loc),
+                 "findings": findings_at(data.get("user_source")),
                  "fork": _fork_info(G, node, data, places),
                  "critical": par.is_critical(data)}
         if checks.get(node):

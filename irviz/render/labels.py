@@ -89,6 +89,20 @@ ALARMS = ("error", "warning")
 _WARNING_NOTE = re.compile(r"^⚠|\b(?:failed|raised)\b")
 
 
+def node_facts(data: dict) -> dict:
+    """What one IR node is, said once for the SVG tooltip and the viewer panel (each only
+    formats it): kind, label, outputs (``name: type [shape]``), the location it points at
+    (the user's line, else the op's), scope and the scope's class."""
+    outputs = []
+    for out in data.get("outputs", []):
+        shape = format_shape(out)
+        name = f"{out['name']}: " if out.get("name") else ""
+        outputs.append(f"{name}{out.get('type')}" + (f" [{shape}]" if shape else ""))
+    return {"kind": data["kind"], "label": data.get("label"), "outputs": outputs,
+            "location": data.get("user_source") or data.get("source"),
+            "scope": data.get("scope") or "", "scope_class": data.get("scope_class")}
+
+
 def is_alarm(finding: dict) -> bool:
     """A lint finding (``Diagnostic.to_dict()``) drawn in the warning colour: an error or a
     warning, which a counterexample, a certainty or an undecided decision in the user's
@@ -354,13 +368,14 @@ class Labels:
 
     def _op_tooltip(self, node: str) -> str:
         data = self.G.nodes[node]
-        lines = [data["kind"]]
+        facts = node_facts(data)
+        lines = [facts["kind"]]
         diff = data.get(DIFF)
         if diff:
             sides = ", ".join(f"{k} {diff[k]}" for k in ("left", "right") if diff.get(k))
             lines.append(f"diff: {diff['status']} ({sides})")
             lines += [f"  {w}" for w in diff.get("what", ())]
-        loc = data.get("user_source") or data.get("source")
+        loc = facts["location"]
         if loc:
             lines.append(f"source: {self._loc(loc)}")
             text = source_line(loc)
@@ -368,12 +383,8 @@ class Labels:
                 lines.append(f"  {_truncate(text, 80)}")
         if data.get("source") and data.get("user_source") != data.get("source"):
             lines.append(f"op defined at: {self._loc(data['source'])}")
-        scope = data.get("scope")
-        lines.append(f"scope: {scope or '<root>'} ({data.get('scope_class')})")
-        for i, out in enumerate(data["outputs"]):
-            shape = format_shape(out)
-            name = f"{out['name']}: " if out.get("name") else ""
-            lines.append(f"out{i}: {name}{out['type']}" + (f" [{shape}]" if shape else ""))
+        lines.append(f"scope: {facts['scope'] or '<root>'} ({facts['scope_class']})")
+        lines += [f"out{i}: {text}" for i, text in enumerate(facts["outputs"])]
         folded = self.folded(node)
         if folded:
             lines.append("args: " + ", ".join(folded))
