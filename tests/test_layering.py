@@ -30,7 +30,8 @@ FLOORS: list[tuple[str, ...]] = [
     ("irviz.report",),           # findings, facts and diffs written out
     ("irviz.view",),             # what a render returns
     ("irviz.workspace",),        # load once, capture once, analyse once
-    ("irviz.lint.batch", "irviz.lint.parallel", "irviz.lint.session"),   # a run: many targets
+    ("irviz.lint.batch", "irviz.lint.parallel", "irviz.lint.session",   # a run: many targets
+     "irviz.measure.child"),     # the measuring child's entry: captures through a Workspace
     ("irviz.commands",),         # one request -> run(request, ws) -> exit code
     ("irviz.api", "irviz.cli", "irviz.sphinxext", "irviz.__main__"),   # interfaces
 ]

@@ -35,9 +35,7 @@ import time
 from typing import Any
 
 from .handoff_probe import make_probe, probe_result
-
-#: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
-PHASE_PREFIX = "irviz-measure: phase="
+from .settings import MIN_SAMPLE_S, PHASE_PREFIX
 
 
 def _phase(name: str) -> None:
@@ -60,16 +58,16 @@ def _set_threads(intra: int | None, inter: int | None) -> None:
 
 
 def _prepare(payload: dict) -> tuple[Any, Any, tuple]:
-    """Load, resolve inputs, capture. Raises IrvizError for the user's mistakes."""
+    """Load, resolve inputs, capture, through a Workspace as every command does (``auto``
+    falls back the same way). Raises IrvizError for the user's mistakes."""
     import torch
 
     from ..errors import InputsError, UsageError
-    from ..frontends.capture import capture
-    from ..frontends.inputs import resolve_inputs
-    from ..frontends.loader import load
+    from ..workspace import Workspace
 
+    workspace = Workspace(inputs=payload.get("inputs"))
     _phase("load")
-    result = load(payload["spec"])
+    result = workspace.load(payload["spec"])
     if len(result.targets) != 1:
         names = ", ".join(t.name for t in result.targets)
         raise UsageError(f"{payload['spec']} names {len(result.targets)} models ({names}); "
@@ -77,10 +75,10 @@ def _prepare(payload: dict) -> tuple[Any, Any, tuple]:
                          hint=f"name one, e.g. {payload['spec']}:{result.targets[0].name}")
     target = result.targets[0]
     _phase("inputs")
-    inputs = resolve_inputs(target, payload.get("inputs"))
+    inputs = workspace.inputs_for(target)
     _phase("capture")
     # the timed runs read no executed lines: the trace skips its line recorder
-    cap = capture(target, payload.get("mode") or "script", inputs, lines=False)
+    cap = workspace.capture(target, payload.get("mode") or "script", lines=False)
     scripted = cap.scripted
     if inputs is None:
         graph = scripted.graph
@@ -249,12 +247,6 @@ def _pair_parts(fn: Any) -> tuple[Any, Any]:
     if isinstance(plain, torch.nn.Module):
         return plain, lambda owner, *args: owner(*args)
     return None, lambda owner, *args: plain(*args)
-
-
-#: a timed sample is this many seconds of back-to-back calls at least (timeit's autorange):
-#: single 50 ms calls on a shared 2-CPU VM varied by up to 60 % within one process, and a
-#: sample that long absorbs one scheduler hiccup instead of reporting it as the model's time
-MIN_SAMPLE_S = 0.2
 
 
 def calls_per_sample(seconds_per_call: float, min_sample_s: float = MIN_SAMPLE_S) -> int:

@@ -22,9 +22,9 @@ from typing import Any
 
 from .. import childproc
 from ..errors import IrvizError, UsageError
-from .child import MIN_SAMPLE_S, PHASE_PREFIX
 from .result import BestSetting, MeasureResult, ProfileResult, SettingResult
-from .settings import Setting, check_setting, default_settings, machine_facts
+from .settings import (MIN_SAMPLE_S, PHASE_PREFIX, Setting, check_setting, default_settings,
+                       machine_facts)
 
 __all__ = ["measure", "profile", "run_child", "CHILD_MODULE", "PROFILE_SETTLE_S"]
 

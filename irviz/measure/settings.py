@@ -17,7 +17,14 @@ from typing import Any
 from ..errors import UsageError
 
 __all__ = ["Setting", "usable_cpus", "machine_facts", "OtherLoad", "default_settings",
-           "check_setting"]
+           "check_setting", "MIN_SAMPLE_S", "PHASE_PREFIX"]
+
+#: a timed sample is this many seconds of back-to-back calls at least (timeit's autorange):
+#: single 50 ms calls on a shared 2-CPU VM varied by up to 60 % within one process, and a
+#: sample that long absorbs one scheduler hiccup instead of reporting it as the model's time
+MIN_SAMPLE_S = 0.2
+#: the child writes ``irviz-measure: phase=NAME`` lines to stderr; timeouts name the phase
+PHASE_PREFIX = "irviz-measure: phase="
 
 #: ``(intra_op | None, inter_op | None)``; None = torch's default
 Setting = tuple
