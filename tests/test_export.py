@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from conftest import ROOT, SAMPLES, shows_irviz_traceback
 from irviz.cli import main
-from irviz.ir.check import check_graph
+from irviz.ir.invariants import assert_invariants
 from irviz.ir.model import CONTAINER_KINDS
 from irviz.render.dot import RenderOptions, to_dot
 from irviz.workspace import Workspace
@@ -38,7 +38,7 @@ def exported(ws, name):
     [target] = ws.targets(f"{REWRITES}:{name}")
     cap = ws.capture(target, "export")
     G = ws.graph(cap)
-    check_graph(G)
+    assert_invariants(G)
     return cap, G
 
 

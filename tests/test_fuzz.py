@@ -8,7 +8,7 @@ inside branches and loops, from a typed list of futures waited in a second loop,
 from inside another forked helper, or never waited. The file is loaded with the real
 loader, captured in script mode and in trace mode (with example inputs), and:
 
-* ``irviz.api.build`` gives a graph that passes ``check_graph`` (the IR invariants);
+* ``irviz.api.build`` gives a graph that passes ``assert_invariants`` (the IR invariants);
 * ``to_dot`` of the same graph twice, and of a second build, gives identical text;
 * in script mode every ``torch.jit.fork(`` whose future is waited has its ``prim::fork``
   node at that line with a non-empty ``irviz.waits`` (forks never waited may be deleted
@@ -36,7 +36,7 @@ from irviz import api  # noqa: E402
 from irviz.frontends.capture import capture  # noqa: E402
 from irviz.frontends.inputs import resolve_inputs  # noqa: E402
 from irviz.frontends.loader import load  # noqa: E402
-from irviz.ir.check import check_graph  # noqa: E402
+from irviz.ir.invariants import assert_invariants  # noqa: E402
 from irviz.render.dot import to_dot  # noqa: E402
 
 _EXAMPLES = os.environ.get("IRVIZ_FUZZ_EXAMPLES")
@@ -226,7 +226,7 @@ def _check(prog: Program, path: Path) -> None:
     for mode in ("script", "trace"):
         cap = capture(target, mode, example)
         G = api.build(cap)
-        check_graph(G)
+        assert_invariants(G)
         dot = to_dot(G)
         assert dot == to_dot(G), f"{mode}: to_dot is not deterministic"
         assert dot == to_dot(api.build(cap)), f"{mode}: a second build draws differently"

@@ -33,7 +33,7 @@ from click.testing import CliRunner
 from conftest import requires_dot
 from irviz import api
 from irviz.cli import main
-from irviz.ir.check import check_graph
+from irviz.ir.invariants import assert_invariants
 from irviz.render.dot import RenderOptions, _DotWriter
 
 pytestmark = requires_dot
@@ -189,7 +189,7 @@ def views(evil):
     for name, mode in [("Evil", "script"), ("Evil", "trace"), ("TraceEvil", "trace"),
                        (f"make({SCRIPT + '--><!--'!r})", "trace")]:
         [view] = api.visualize(f"{evil}:{name}", mode)
-        check_graph(view.graph)
+        assert_invariants(view.graph)
         out[name.split("(")[0], mode] = view
     return out
 

@@ -7,7 +7,7 @@ import networkx as nx
 import pytest
 import torch
 
-from irviz.ir.check import InvariantError, check_graph
+from irviz.ir.invariants import InvariantError, assert_invariants
 from conftest import SAMPLES, one, visualize
 
 #: (spec, mode) for every sample model that should capture
@@ -52,7 +52,7 @@ def containers(G, kind):
 def test_every_sample_builds_a_valid_graph(spec, mode):
     view = one(spec, mode)
     G = view.graph
-    check_graph(G)
+    assert_invariants(G)
     assert G.graph["mode"] == mode
     # every drawn value flows from the inputs or constants to the output
     assert "out" in G and G.in_degree("out") >= 1
@@ -169,7 +169,7 @@ def test_archive_round_trip(tmp_path):
     view.capture.scripted.save(str(path))
     loaded = visualize(str(path))[0]
     assert loaded.capture.mode == "archive"
-    check_graph(loaded.graph)
+    assert_invariants(loaded.graph)
     kinds = sorted(d["kind"] for _, d in loaded.graph.nodes(data=True))
     assert kinds == sorted(d["kind"] for _, d in view.graph.nodes(data=True))
 
@@ -189,7 +189,7 @@ def test_checker_reports_broken_graphs():
     G.add_edge("out", "in0")
     G.nodes["n5"]["inputs"].append(["nowhere"])
     with pytest.raises(InvariantError) as err:
-        check_graph(G)
+        assert_invariants(G)
     text = str(err.value)
     assert "cycle" in text and "nowhere is not in the graph" in text
 

@@ -18,7 +18,7 @@ from irviz.frontends.capture import capture
 from irviz.frontends.inputs import ExampleInputs
 from irviz.frontends.loader import target_of
 from irviz.ir.build_script import ScriptBuilder
-from irviz.ir.check import check_graph
+from irviz.ir.invariants import assert_invariants
 from irviz.workspace import Workspace
 
 CORPUS = Path(__file__).resolve().parent / "corpus" / "transformers_models.py"
@@ -77,7 +77,7 @@ def test_a_plain_module_tree_is_drawn_without_the_traced_module_as_the_traced_mo
     cap = _capture(Outer().eval(), torch.rand(3, 4))
     assert cap.trace_graph is not None
     new = graph_of(cap)
-    check_graph(new)
+    assert_invariants(new)
     assert cap.compiled is None  # drawing it made no TracedModule
     old = ScriptBuilder(replace(cap, trace_graph=None)).build()  # makes it: the old route
     assert isinstance(cap.scripted, torch.jit.ScriptModule)

@@ -1,4 +1,4 @@
-"""Invariant checker for IR graphs: run by the tests on every sample.
+"""The IR graph's invariants, asserted by the tests on every sample.
 
 Checks that the graph is a DAG, that every recorded use has a definition
 with an edge from it, and that every node belongs to a known container whose
@@ -16,7 +16,7 @@ class InvariantError(AssertionError):
     """The IR graph breaks one of its invariants (an irviz bug)."""
 
 
-def check_graph(G: nx.DiGraph) -> None:
+def assert_invariants(G: nx.DiGraph) -> None:
     """Raise :class:`InvariantError` listing every broken invariant."""
     problems: list[str] = []
     blocks = G.graph.get("blocks", {})
