@@ -15,7 +15,7 @@ import networkx as nx
 from ..frontends.capture import Capture
 from ..ir.build import build_graph
 from ..gc_pause import gc_paused
-from .checks import annotate_checks
+from .validation import annotate_checks
 from .compiled_shapes import annotate_compiled_shapes
 from .cost import annotate_costs
 from .fork_wait import annotate_fork_waits

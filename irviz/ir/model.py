@@ -214,7 +214,7 @@ def is_folded(data: dict, show_checks: bool = False) -> bool:
     """True for nodes the pictures fold into their consumers instead of drawing: the
     builder's ``hidden`` constants, the integer shape arithmetic that
     :mod:`irviz.analyses.shape_arithmetic` marks with ``irviz.shape_expr`` and, unless
-    ``show_checks``, the validation :mod:`irviz.analyses.checks` marks with
+    ``show_checks``, the validation :mod:`irviz.analyses.validation` marks with
     ``irviz.check_part``."""
     return bool(data.get("hidden")) or "irviz.shape_expr" in data or (
         not show_checks and "irviz.check_part" in data)

@@ -29,7 +29,7 @@ from urllib.parse import quote
 
 from .. import __version__
 from ..analyses import fork_wait as fw, parallelism as par
-from ..analyses.checks import checks_at
+from ..analyses.validation import checks_at
 from ..analyses.unrolled_loops import unroller
 from ..analyses.cost import cost_model, cost_of
 from ..analyses.memory import BYTES

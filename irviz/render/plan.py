@@ -26,7 +26,7 @@ from typing import Mapping, NamedTuple
 import networkx as nx
 
 from ..analyses.graph_match import DIFF, DIFF_SUMMARY
-from ..analyses.checks import CHECK, checks_at
+from ..analyses.validation import CHECK, checks_at
 from ..analyses.traced_control_flow import python_method
 from ..analyses.unrolled_loops import unrolled_runs, unroller
 from ..ir.model import CALL_KINDS, CHOICE_BODIES, LOOP_BODIES, is_folded, is_library_call
@@ -107,7 +107,7 @@ class RenderOptions:
     #: the finding's line, or a line under the title when no node has that line
     findings: list[dict] = field(default_factory=list)
     #: draw the validation code (raise-only branches, asserts) instead of folding it into
-    #: a "checks" badge on the node it guards (:mod:`irviz.analyses.checks`)
+    #: a "checks" badge on the node it guards (:mod:`irviz.analyses.validation`)
     show_checks: bool = False
 
 

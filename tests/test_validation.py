@@ -6,7 +6,7 @@ from pathlib import Path
 import torch
 
 from irviz import api
-from irviz.analyses.checks import CHECK, PART, checks_at
+from irviz.analyses.validation import CHECK, PART, checks_at
 
 MODELS = Path(__file__).resolve().parent / "models" / "checks.py"
 DETECTOR = Path(__file__).resolve().parent / "corpus" / "detection_style.py"

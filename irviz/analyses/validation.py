@@ -1,4 +1,4 @@
-"""Checks: code whose only effect is to raise, folded out of the model's dataflow.
+"""Validation checks: code whose only effect is to raise, folded out of the model's dataflow.
 
 Detection-scale scripted models draw more input validation than model: ``if x.dim() != 4:
 raise ValueError(...)``, ``torch._assert(...)``, loops that check each target's boxes,
