@@ -223,7 +223,7 @@ def test_diagnostic_is_created_by_the_rule():
     assert hash(d)  # frozen, layers a tuple
     assert list(d.to_dict()) == ["code", "name", "message", "severity", "path", "line",
                                  "column", "end_line", "end_column", "target", "layers",
-                                 "hint", "related", "evidence"]
+                                 "hint", "related", "evidence", "remedy", "remedy_tried"]
     assert d.to_dict()["layers"] == ["trace", "ast"]
     assert d.sort_key() == ("m.py", 3, 9, "IRV101")
     with pytest.raises(TypeError, match="needs the field 'expr'"):

@@ -11,7 +11,8 @@ import types
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["Target", "LoadResult", "ARCHIVE_KINDS", "COMPILED_KINDS"]
+__all__ = ["Target", "LoadResult", "ARCHIVE_KINDS", "COMPILED_KINDS", "Remedy", "Attempt",
+           "SourceEdit", "REMEDY_KINDS"]
 
 #: Target kinds loaded from a file of compiled code rather than imported Python
 ARCHIVE_KINDS = ("archive", "exported")
@@ -50,3 +51,87 @@ class LoadResult:
     targets: list[Target]
     #: (name, one-line reason), e.g. classes whose constructor needs arguments
     skipped: list[tuple[str, str]] = field(default_factory=list)
+
+
+#: what a remedy does, in the order they are tried (docs/lint.md: verified remedies):
+#: ``script-submodule`` the smallest submodule holding the line scripted, the rest traced
+#: around it (the tutorial's ``MyDecisionGate``); ``script-if-tracing`` the free function
+#: holding the line decorated with ``@torch.jit.script_if_tracing``; ``eval`` the model
+#: traced in eval mode; ``pass-argument`` the left-out argument passed in the example
+#: inputs
+REMEDY_KINDS = ("script-submodule", "script-if-tracing", "eval", "pass-argument")
+
+
+@dataclass(frozen=True)
+class SourceEdit:
+    """A remedy that is an edit of the user's source (``irviz lint --fix`` applies it):
+    line ``line`` of ``path``, which reads ``old``, becomes ``new`` (``new`` may hold
+    several lines: a decorator above a ``def``)."""
+
+    path: str
+    line: int
+    old: str
+    new: str
+
+    def to_dict(self) -> dict:
+        return {"path": self.path, "line": self.line, "old": self.old, "new": self.new}
+
+
+@dataclass(frozen=True)
+class Attempt:
+    """A candidate remedy that did not verify, and why (``does not compile: ...``,
+    ``outputs still differ on x negated: ...``)."""
+
+    code: str
+    why: str
+
+    def line(self) -> str:
+        return f"{self.code}: {self.why}"
+
+    def to_dict(self) -> dict:
+        return {"code": self.code, "why": self.why}
+
+
+@dataclass(frozen=True)
+class Remedy:
+    """A fix irviz found for a trace that is wrong, and verified: with it applied, the model
+    traced again on the example matches the model's Python on the counterexample and on
+    every other valid variant (``verified_on`` inputs, the example included).
+
+    ``code`` is what the user pastes (``model.cell.dg = torch.jit.script(model.cell.dg)``).
+    ``module`` is the submodule scripted (its qualified name, ``""`` for the whole model),
+    ``function`` the free function decorated (``module:qualname``), ``arguments`` the
+    arguments an example must pass; ``edit`` the source edit when the remedy is one."""
+
+    kind: str
+    code: str
+    verified_on: int
+    module: str | None = None
+    function: str | None = None
+    arguments: tuple[str, ...] = ()
+    edit: SourceEdit | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in REMEDY_KINDS:
+            raise ValueError(f"remedy kind {self.kind!r} is not one of "
+                             f"{', '.join(REMEDY_KINDS)}")
+        object.__setattr__(self, "arguments", tuple(self.arguments))
+        if isinstance(self.edit, dict):
+            object.__setattr__(self, "edit", SourceEdit(**self.edit))
+
+    def line(self) -> str:
+        """``remedy (verified on 14 inputs, counterexample included): model.eval()``."""
+        return (f"remedy (verified on {self.verified_on} inputs, counterexample included): "
+                f"{self.code}")
+
+    def to_dict(self) -> dict:
+        return {"kind": self.kind, "code": self.code, "verified_on": self.verified_on,
+                "module": self.module, "function": self.function,
+                "arguments": list(self.arguments),
+                "edit": self.edit.to_dict() if self.edit is not None else None}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "Remedy":
+        return cls(**{k: data.get(k) for k in ("kind", "code", "verified_on", "module",
+                                                 "function", "edit")},
+                   arguments=tuple(data.get("arguments") or ()))

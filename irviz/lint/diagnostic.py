@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..frontends.records import Attempt, Remedy
+
 #: how bad a finding is; ``info`` becomes ``note`` in SARIF and ``notice`` on GitHub
 SEVERITIES = ("error", "warning", "info")
 #: what settles a finding (docs/lint.md: the evidence ladder), strongest first:
@@ -111,6 +113,10 @@ class Diagnostic:
     #: what settles the finding (the gate sets ``severity`` from it); None before the
     #: verification layer ran
     evidence: Evidence | None = None
+    #: a fix irviz verified for a counterexample (:mod:`irviz.frontends.remedies`)
+    remedy: Remedy | None = None
+    #: the candidates that did not verify, each with why (set when a search found none)
+    remedy_tried: tuple[Attempt, ...] = ()
 
     def __post_init__(self) -> None:
         if self.severity not in SEVERITIES:
@@ -126,6 +132,10 @@ class Diagnostic:
         object.__setattr__(self, "related", _related(self.code, self.related))
         if isinstance(self.evidence, dict):
             object.__setattr__(self, "evidence", Evidence.from_dict(self.evidence))
+        if isinstance(self.remedy, dict):
+            object.__setattr__(self, "remedy", Remedy.from_dict(self.remedy))
+        object.__setattr__(self, "remedy_tried", tuple(
+            Attempt(**a) if isinstance(a, dict) else a for a in self.remedy_tried or ()))
 
     def to_dict(self) -> dict:
         """The JSON form (``irviz lint --format json``); keys in a fixed order."""
@@ -145,7 +155,19 @@ class Diagnostic:
             "related": [{"path": path, "line": line, "message": message}
                         for path, line, message in self.related],
             "evidence": self.evidence.to_dict() if self.evidence is not None else None,
+            "remedy": self.remedy.to_dict() if self.remedy is not None else None,
+            "remedy_tried": [a.to_dict() for a in self.remedy_tried],
         }
+
+    def remedy_line(self) -> str | None:
+        """``remedy (verified on 14 inputs, counterexample included): ...``, or ``no
+        verified remedy: ...`` naming each candidate and why it failed; None when no
+        search ran (the finding has no counterexample)."""
+        if self.remedy is not None:
+            return self.remedy.line()
+        if self.remedy_tried:
+            return "no verified remedy: " + "; ".join(a.line() for a in self.remedy_tried)
+        return None
 
     def with_related(self, *related) -> "Diagnostic":
         """This finding with ``related`` locations added (those it has already kept once,

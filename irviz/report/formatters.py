@@ -69,6 +69,8 @@ def format_text(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = ()
             out.append(f"    {_printable(line)}\n")
         if d.evidence is not None:
             out.append(f"    {_printable(d.evidence.line())}\n")
+        if d.remedy_line():
+            out.append(f"    {_printable(d.remedy_line())}\n")
         if show_hints and d.hint:
             out.append(f"    hint: {_printable(d.hint)}\n")
     return "".join(out)
@@ -82,7 +84,8 @@ def related_lines(d: Diagnostic) -> list[str]:
 def evidence_lines(d: Diagnostic) -> list[str]:
     """``counterexample: ...`` / ``held on: ...`` / ``certain: ...`` when the finding has
     evidence."""
-    return [d.evidence.line()] if d.evidence is not None else []
+    return ([d.evidence.line()] if d.evidence is not None else []) + \
+        ([d.remedy_line()] if d.remedy_line() else [])
 
 
 def format_json(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),

@@ -35,8 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from . import (
-    call_sites, capture, certainties, divergence, export, hazards, ir, retrace, scripting,
-    source, tracer, verify, weigh)
+    call_sites, capture, certainties, divergence, export, hazards, ir, remedy, retrace,
+    scripting, source, tracer, verify, weigh)
 from .context import LayerContext
 
 
@@ -74,6 +74,8 @@ LAYERS: tuple[Layer, ...] = (
     Layer("settle", verify.settle, needs=("findings",)),
     Layer("weigh", weigh.run, needs=("findings",)),
     Layer("call sites", call_sites.run, needs=("trace", "findings")),
+    # last: only the findings still reported are worth a fix
+    Layer("remedy", remedy.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
 )
 #: ``--mode export``: the migration rules take the place of every other layer
 EXPORT_LAYERS: tuple[Layer, ...] = (Layer("export", export.run, runs_model=True),)

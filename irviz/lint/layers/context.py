@@ -53,6 +53,12 @@ RANDOM_OPS = ("aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like"
               "aten::multinomial", "aten::randperm", "aten::poisson")
 
 
+def has_random_ops(G: nx.DiGraph) -> bool:
+    """The trace draws random numbers (``aten::rand``, a dropout in training mode): its
+    values are compared with the model's under one seed."""
+    return any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"] for _, d in G.nodes(data=True))
+
+
 @dataclass
 class LintOptions:
     """How to run the detection layers (selection is the gate's job, not theirs)."""

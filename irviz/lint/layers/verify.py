@@ -46,7 +46,7 @@ from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
                              TraceDivergesFromModel, TraceScriptDivergence)
 from ..source.statements import (assigned_names, deciding_lines, function_span, used_names,
                                  validates_only)
-from .context import (RANDOM_OPS, LayerContext, code_at as _code_at,
+from .context import (LayerContext, has_random_ops, code_at as _code_at,
                       forward_location as _forward_location, split_where as _split)
 
 #: rules whose findings are a Python value the trace recorded as a constant
@@ -129,8 +129,7 @@ def run(ctx: LayerContext) -> None:
     rests = ctx.run.resting = resting(ctx)
     tried += aimed(trace.inputs, names, _aims(rests, names), obj,
                    [r.statement for r in rests if r.kind == "size"])
-    random = any(d["kind"] in RANDOM_OPS or "dropout" in d["kind"]
-                 for _, d in G.nodes(data=True))
+    random = has_random_ops(G)
     with ctx.workspace.stage("verify"):
         decisions = list(dict.fromkeys(r.decision for r in rests if r.decision is not None))
         result = ctx.run.verification = verify(trace, tried, random, decisions)
