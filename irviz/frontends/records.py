@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 __all__ = ["Target", "LoadResult", "ARCHIVE_KINDS", "COMPILED_KINDS", "Remedy", "Attempt",
-           "SourceEdit", "REMEDY_KINDS"]
+           "SourceEdit", "REMEDY_KINDS", "remedy_line"]
 
 #: Target kinds loaded from a file of compiled code rather than imported Python
 ARCHIVE_KINDS = ("archive", "exported")
@@ -86,7 +86,7 @@ class Attempt:
     why: str
 
     def line(self) -> str:
-        return f"{self.code}: {self.why}"
+        return f"`{self.code}`: {self.why}"
 
     def to_dict(self) -> dict:
         return {"code": self.code, "why": self.why}
@@ -135,3 +135,15 @@ class Remedy:
         return cls(**{k: data.get(k) for k in ("kind", "code", "verified_on", "module",
                                                  "function", "edit")},
                    arguments=tuple(data.get("arguments") or ()))
+
+
+def remedy_line(remedy: Remedy | dict | None, tried=()) -> str | None:
+    """``remedy (verified on 14 inputs, counterexample included): ...``, or ``no verified
+    remedy: ...`` naming each candidate and why it failed (from records or their JSON
+    forms); None when no search ran."""
+    if isinstance(remedy, dict):
+        remedy = Remedy.from_dict(remedy)
+    if remedy is not None:
+        return remedy.line()
+    tried = [Attempt(**a) if isinstance(a, dict) else a for a in tried or ()]
+    return "no verified remedy: " + "; ".join(a.line() for a in tried) if tried else None

@@ -27,6 +27,7 @@ import contextlib
 import inspect
 import linecache
 import os
+import re
 import sys
 import warnings
 from dataclasses import dataclass, replace
@@ -161,15 +162,35 @@ def _scripted_in_place(root: torch.nn.Module, name: str, scripted: Any) -> Itera
         parent._modules[attr] = old
 
 
+def _script(obj: Any) -> Any:
+    """``torch.jit.script(obj)``. A module class that failed to compile once (in the
+    lint's script capture) is left half-defined in TorchScript's type store, and every
+    later try says only "Can't redefine method": its entries are dropped, so the error
+    given is the compiler's own."""
+    try:
+        return torch.jit.script(obj)
+    except Exception as exc:  # noqa: BLE001 - tried again below, or raised as it is
+        if "Can't redefine method" not in str(exc):
+            raise
+    _forget(obj)
+    return torch.jit.script(obj)
+
+
+def _forget(obj: Any) -> None:
+    store = getattr(getattr(torch.jit, "_recursive", None), "concrete_type_store", None)
+    types = getattr(store, "type_store", None)
+    if isinstance(types, dict) and isinstance(obj, torch.nn.Module):
+        for m in obj.modules():
+            types.pop(type(m), None)
+
+
 def _script_submodule(name: str) -> Candidate:
     if not name:   # no trace left: the capture is the scripted model (:func:`_traced`)
-        return Candidate(Remedy("script-submodule", "model = torch.jit.script(model)  "
-                                "# instead of torch.jit.trace", 0, module=""),
+        return Candidate(Remedy("script-submodule", "model = torch.jit.script(model)", 0, module=""),
                          lambda model: contextlib.nullcontext(), whole=True)
 
     def apply(model, name=name):
-        scripted = torch.jit.script(model.get_submodule(name))
-        return _scripted_in_place(model, name, scripted)
+        return _scripted_in_place(model, name, _script(model.get_submodule(name)))
     return Candidate(Remedy("script-submodule",
                             f"{_access(name)} = torch.jit.script({_access(name)})", 0,
                             module=name), apply)
@@ -215,7 +236,7 @@ def _script_if_tracing(fn: Any) -> Candidate:
             f"({os.path.basename(fn.__code__.co_filename)}:{fn.__code__.co_firstlineno})")
 
     def apply(model, fn=fn):
-        torch.jit.script(fn)   # compiled now: an error is the candidate's, not the trace's
+        _script(fn)   # compiled now: an error is the candidate's, not the trace's
         return _rebound(fn, torch.jit.script_if_tracing(fn))
     return Candidate(Remedy("script-if-tracing", code, 0,
                             function=f"{fn.__module__}:{fn.__qualname__}",
@@ -281,6 +302,15 @@ class CompileError(Exception):
     """torch.jit.script refused the candidate's code (its first line)."""
 
 
+def _compile_line(exc: BaseException) -> str:
+    """The compiler's message, first line (its last lines quote the source)."""
+    text = getattr(exc, "message", None) or str(exc)
+    # the lint's own script capture names the model and the line first: the finding has both
+    text = re.sub(r"^torch\.jit\.script failed on \S+ at \S+:\d+: ", "", text.strip())
+    lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
+    return (lines[0].rstrip(":") if lines else type(exc).__name__)[:160]
+
+
 # -- verification -----------------------------------------------------------------------
 
 def _first_line(exc: BaseException) -> str:
@@ -289,20 +319,21 @@ def _first_line(exc: BaseException) -> str:
     return f"{name}: {message[0]}"[:160] if message else name
 
 
-def _traced(first: Capture, candidate: Candidate) -> Capture:
+def _traced(first: Capture, candidate: Candidate, scripted: Any = None) -> Capture:
     """The model traced again with ``candidate`` applied (the TracedModule made while it
-    is: a scripted submodule lives on in it after the swap is undone)."""
+    is: a scripted submodule lives on in it after the swap is undone); for the whole
+    model scripted, ``scripted`` when the lint scripted it already."""
     model = first.target.obj
     inputs = candidate.inputs or first.inputs
     with warnings.catch_warnings(), Preserved(model):
         warnings.simplefilter("ignore")
         try:
             if candidate.whole:
-                return replace(first, compiled=torch.jit.script(model), _make_compiled=None,
-                               trace_graph=None)
+                return replace(first, compiled=scripted or _script(model),
+                               _make_compiled=None, trace_graph=None)
             applying = candidate.apply(model)   # a scripted submodule compiles here
         except Exception as exc:  # noqa: BLE001 - torch.jit.script's refusal, in its words
-            raise CompileError(_first_line(exc)) from None
+            raise CompileError(_compile_line(exc)) from None
         with applying:
             fixed = capture(first.target, "trace", inputs, lines=False)
             fixed.scripted  # noqa: B018 - made now, while the remedy is applied
@@ -333,11 +364,14 @@ def _checked(first: Capture, fixed: Capture, candidate: Candidate, finding: Find
 
 
 def search(first: Capture, finding: Finding, before: Verification, random: bool = False,
-           tried: dict | None = None) -> tuple[Remedy | None, list[Attempt]]:
+           tried: dict | None = None, script: Any = None
+           ) -> tuple[Remedy | None, list[Attempt]]:
     """The first candidate for ``finding`` that verifies (None when none does), and every
     candidate that did not with why. ``before`` is the first trace's verification (its
     variants are the ones checked again); ``tried`` shares results between the findings
-    of one model (a submodule scripted once)."""
+    of one model (a submodule scripted once); ``script`` is what scripting the whole
+    model gave already (a Capture, or the CaptureError saying why it does not compile;
+    None: not tried yet)."""
     tried = {} if tried is None else tried
     counterexample = next((o.variant for o in before.outcomes
                            if o.variant.change == finding.counterexample), None)
@@ -345,7 +379,7 @@ def search(first: Capture, finding: Finding, before: Verification, random: bool 
     for candidate in found:
         key = (candidate.remedy.code, finding.counterexample)
         if key not in tried:
-            tried[key] = _attempt(first, candidate, finding, before, random)
+            tried[key] = _attempt(first, candidate, finding, before, random, script)
         remedy, attempt = tried[key]
         if remedy is not None:
             return remedy, failed
@@ -357,10 +391,13 @@ def search(first: Capture, finding: Finding, before: Verification, random: bool 
 
 
 def _attempt(first: Capture, candidate: Candidate, finding: Finding, before: Verification,
-             random: bool) -> tuple[Remedy | None, Attempt | None]:
+             random: bool, script: Any = None) -> tuple[Remedy | None, Attempt | None]:
     code = candidate.remedy.code
+    if candidate.whole and isinstance(script, Exception):
+        return None, Attempt(code, f"does not compile: {_compile_line(script)}")
     try:
-        fixed = _traced(first, candidate)
+        fixed = _traced(first, candidate, script.scripted if isinstance(script, Capture)
+                        else None)
     except CompileError as exc:
         return None, Attempt(code, f"does not compile: {exc}")
     except Exception as exc:  # noqa: BLE001 - the candidate's failure, said in its words
@@ -384,11 +421,12 @@ def applied(target: Target, remedies: list[Remedy]) -> contextlib.ExitStack:
             stack.enter_context(_in_eval(model))
         elif remedy.kind == "script-submodule" and remedy.module:
             stack.enter_context(_scripted_in_place(
-                model, remedy.module, torch.jit.script(model.get_submodule(remedy.module))))
+                model, remedy.module, _script(model.get_submodule(remedy.module))))
         elif remedy.kind == "script-if-tracing" and remedy.function:
             module, _, qualname = remedy.function.partition(":")
             fn = sys.modules[module]
             for part in qualname.split("."):
                 fn = getattr(fn, part)
+            _script(fn)
             stack.enter_context(_rebound(fn, torch.jit.script_if_tracing(fn)))
     return stack

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..frontends.records import Attempt, Remedy
+from ..frontends.records import Attempt, Remedy, remedy_line
 
 #: how bad a finding is; ``info`` becomes ``note`` in SARIF and ``notice`` on GitHub
 SEVERITIES = ("error", "warning", "info")
@@ -160,14 +160,9 @@ class Diagnostic:
         }
 
     def remedy_line(self) -> str | None:
-        """``remedy (verified on 14 inputs, counterexample included): ...``, or ``no
-        verified remedy: ...`` naming each candidate and why it failed; None when no
-        search ran (the finding has no counterexample)."""
-        if self.remedy is not None:
-            return self.remedy.line()
-        if self.remedy_tried:
-            return "no verified remedy: " + "; ".join(a.line() for a in self.remedy_tried)
-        return None
+        """The remedy line the text output prints (:func:`~irviz.frontends.records.remedy_line`);
+        None when no search ran (the finding has no counterexample)."""
+        return remedy_line(self.remedy, self.remedy_tried)
 
     def with_related(self, *related) -> "Diagnostic":
         """This finding with ``related`` locations added (those it has already kept once,

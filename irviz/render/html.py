@@ -38,7 +38,7 @@ from ..ir.model import CALL_KINDS, is_folded
 from ..location import Location, source_line
 from .dot import DotResult
 from .escape import json_dumps, xml_text
-from .labels import evidence_line, node_facts
+from .labels import evidence_line, node_facts, remedy_line
 from ..analyses.traced_control_flow import python_method
 from .plan import DrawPlan, RenderOptions, call_method, call_numbers, library_calls, plan_view
 
@@ -101,6 +101,7 @@ def _finding_view(finding: dict) -> dict:
     out = {k: finding.get(k) for k in keep}
     out["path"] = os.path.basename(str(finding.get("path", "")))
     out["evidence"] = evidence_line(finding)
+    out["remedy"] = remedy_line(finding)
     evidence = finding.get("evidence")
     out["verdict"] = evidence.get("verdict") if isinstance(evidence, dict) else None
     return out

@@ -22,6 +22,7 @@ from ..analyses.parallelism import critical_nodes
 from ..analyses.unrolled_loops import unroller
 from ..ir.model import (CHOICE_BODIES, CONSTANT_KINDS, LOOP_KINDS, TASK_KINDS, format_shape,
                         returned_shape)
+from ..frontends import records
 from ..location import short_location, source_line
 from .profile_overlay import ProfileOverlay, fmt_bytes, fmt_us
 from .escape import HtmlLabel, dot_html, truncate
@@ -32,6 +33,7 @@ from .style import (DIFF_LEGEND, DIFF_NODE, LEGEND, LEGEND_DETAIL, LEGEND_FINDIN
                     SPACE_EM, TEXT_COLOR, bold_extra_em)
 
 __all__ = ["Labels", "Text", "MAX_FOLDED", "TOOLTIP_LINE", "TOOLTIP_LINES", "evidence_line",
+           "remedy_line",
            "is_alarm", "note_color", "tooltip"]
 
 #: folded constants shown in a label before "..."
@@ -125,6 +127,13 @@ def evidence_line(finding: dict) -> str | None:
     return f"{verdict}: {summary}"
 
 
+def remedy_line(finding: dict) -> str | None:
+    """The finding's remedy in one line, as ``irviz lint`` prints it (``remedy (verified
+    on 9 inputs, counterexample included): model.dg = torch.jit.script(model.dg)``, or
+    ``no verified remedy: ...``); None when no search ran."""
+    return records.remedy_line(finding.get("remedy"), finding.get("remedy_tried"))
+
+
 def note_color(note: str) -> str:
     """The :data:`.style.TEXT_COLOR` of a note under the title: ``warning`` for what went
     wrong or may be wrong (``⚠ TracerWarning ...``, ``scripting failed``, ``running the
@@ -210,9 +219,7 @@ class Labels:
         for f in self.plan.badges.get(drawn, ()):
             lines.append(f"{f['code']} {f['name']} ({f.get('severity') or 'warning'}): "
                          f"{f['message']}")
-            evidence = evidence_line(f)
-            if evidence:
-                lines.append(f"  {evidence}")
+            lines += [f"  {line}" for line in (evidence_line(f), remedy_line(f)) if line]
         checks = self.plan.check_badges.get(drawn, ())
         if checks:
             lines.append("checked before it (folded; --show-checks draws them):")

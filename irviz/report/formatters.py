@@ -218,6 +218,19 @@ def _bare_descriptor(d: Diagnostic) -> dict:
     }
 
 
+def _sarif_fix(remedy) -> dict:
+    """A verified remedy that edits the source as a SARIF ``fix`` (§3.55): the whole line
+    replaced (from its first column to the next line's)."""
+    edit = remedy.edit
+    return {"description": {"text": remedy.line()},
+            "artifactChanges": [{
+                "artifactLocation": _artifact_location(edit.path),
+                "replacements": [{
+                    "deletedRegion": {"startLine": edit.line, "startColumn": 1,
+                                      "endLine": edit.line + 1, "endColumn": 1},
+                    "insertedContent": {"text": edit.new + "\n"}}]}]}
+
+
 def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (),
                  tool_version: str = "") -> str:
     """A SARIF 2.1.0 log that GitHub code scanning accepts: one run, the rules that
@@ -258,6 +271,12 @@ def format_sarif(diags: Iterable[Diagnostic], *, rules: Sequence[type[Rule]] = (
             properties["layers"] = list(d.layers)
         if d.evidence is not None:
             properties["evidence"] = d.evidence.to_dict()
+        if d.remedy is not None:
+            properties["remedy"] = d.remedy.to_dict()
+            if d.remedy.edit is not None:
+                result["fixes"] = [_sarif_fix(d.remedy)]
+        elif d.remedy_tried:
+            properties["remedy_tried"] = [a.to_dict() for a in d.remedy_tried]
         if properties:
             result["properties"] = properties
         results.append(result)

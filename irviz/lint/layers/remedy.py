@@ -28,6 +28,7 @@ def run(ctx: LayerContext) -> None:
                 continue
             finding = Finding(os.path.abspath(d.path), d.line, d.code, kinds.get(key),
                               d.evidence.variant)
-            remedy, failed = search(ctx.run.trace, finding, before, random, tried)
+            remedy, failed = search(ctx.run.trace, finding, before, random, tried,
+                                    ctx.workspace.captured(ctx.target, "script"))
             found[key] = replace(d, remedy=remedy, remedy_tried=() if remedy else
                                  tuple(failed))

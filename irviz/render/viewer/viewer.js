@@ -423,6 +423,7 @@
       box.appendChild(el("strong", null, f.code + " " + f.name));
       box.appendChild(el("div", null, f.message));
       if (f.evidence) box.appendChild(el("div", "irviz-evidence", f.evidence));
+      if (f.remedy) box.appendChild(el("div", "irviz-evidence", f.remedy));
       if (f.hint) box.appendChild(el("div", "irviz-hint", f.hint));
       row(f.severity || "finding", box);
     });
