@@ -348,12 +348,30 @@ def traced_instead(exc: CaptureError, target: Target) -> str:
     return f"torch.jit.script failed ({why.strip(' :')}); traced with the example inputs instead"
 
 
+def script_compiled(obj: Any) -> Any:
+    """``torch.jit.script(obj)``. A module class that failed to compile once (another
+    target of the same file holds it) is left half-defined in TorchScript's type store,
+    and every later try says only "Can't redefine method": its entries are dropped and
+    the compile tried again, so the error given is the compiler's own."""
+    try:
+        return torch.jit.script(obj)
+    except Exception as exc:  # noqa: BLE001 - tried again below, or raised as it is
+        if "Can't redefine method" not in str(exc) or not isinstance(obj, torch.nn.Module):
+            raise
+    store = getattr(getattr(torch.jit, "_recursive", None), "concrete_type_store", None)
+    types = getattr(store, "type_store", None)
+    if isinstance(types, dict):
+        for m in obj.modules():
+            types.pop(type(m), None)
+    return torch.jit.script(obj)
+
+
 def _script(target: Target) -> Any:
     obj = target.obj
     if isinstance(obj, (torch.jit.ScriptModule, torch.jit.ScriptFunction)):
         return obj
     try:
-        return torch.jit.script(obj)
+        return script_compiled(obj)
     except Exception as exc:  # torch raises many types for unsupported code
         text = str(exc).strip()
         if _torchscript_removed(text):

@@ -35,7 +35,7 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .capture import Capture, capture, raised
+from .capture import Capture, capture, raised, script_compiled
 from .inputs import ExampleInputs
 from .records import Attempt, Remedy, SourceEdit, Target
 from .variants import Variant, variants
@@ -162,35 +162,13 @@ def _scripted_in_place(root: torch.nn.Module, name: str, scripted: Any) -> Itera
         parent._modules[attr] = old
 
 
-def _script(obj: Any) -> Any:
-    """``torch.jit.script(obj)``. A module class that failed to compile once (in the
-    lint's script capture) is left half-defined in TorchScript's type store, and every
-    later try says only "Can't redefine method": its entries are dropped, so the error
-    given is the compiler's own."""
-    try:
-        return torch.jit.script(obj)
-    except Exception as exc:  # noqa: BLE001 - tried again below, or raised as it is
-        if "Can't redefine method" not in str(exc):
-            raise
-    _forget(obj)
-    return torch.jit.script(obj)
-
-
-def _forget(obj: Any) -> None:
-    store = getattr(getattr(torch.jit, "_recursive", None), "concrete_type_store", None)
-    types = getattr(store, "type_store", None)
-    if isinstance(types, dict) and isinstance(obj, torch.nn.Module):
-        for m in obj.modules():
-            types.pop(type(m), None)
-
-
 def _script_submodule(name: str) -> Candidate:
     if not name:   # no trace left: the capture is the scripted model (:func:`_traced`)
         return Candidate(Remedy("script-submodule", "model = torch.jit.script(model)", 0, module=""),
                          lambda model: contextlib.nullcontext(), whole=True)
 
     def apply(model, name=name):
-        return _scripted_in_place(model, name, _script(model.get_submodule(name)))
+        return _scripted_in_place(model, name, script_compiled(model.get_submodule(name)))
     return Candidate(Remedy("script-submodule",
                             f"{_access(name)} = torch.jit.script({_access(name)})", 0,
                             module=name), apply)
@@ -236,7 +214,7 @@ def _script_if_tracing(fn: Any) -> Candidate:
             f"({os.path.basename(fn.__code__.co_filename)}:{fn.__code__.co_firstlineno})")
 
     def apply(model, fn=fn):
-        _script(fn)   # compiled now: an error is the candidate's, not the trace's
+        script_compiled(fn)   # compiled now: an error is the candidate's, not the trace's
         return _rebound(fn, torch.jit.script_if_tracing(fn))
     return Candidate(Remedy("script-if-tracing", code, 0,
                             function=f"{fn.__module__}:{fn.__qualname__}",
@@ -306,7 +284,7 @@ def _compile_line(exc: BaseException) -> str:
     """The compiler's message, first line (its last lines quote the source)."""
     text = getattr(exc, "message", None) or str(exc)
     # the lint's own script capture names the model and the line first: the finding has both
-    text = re.sub(r"^torch\.jit\.script failed on \S+ at \S+:\d+: ", "", text.strip())
+    text = re.sub(r"^torch\.jit\.script failed on \S+(?: at \S+:\d+)?: ", "", text.strip())
     lines = [line.strip() for line in text.strip().splitlines() if line.strip()]
     return (lines[0].rstrip(":") if lines else type(exc).__name__)[:160]
 
@@ -329,7 +307,7 @@ def _traced(first: Capture, candidate: Candidate, scripted: Any = None) -> Captu
         warnings.simplefilter("ignore")
         try:
             if candidate.whole:
-                return replace(first, compiled=scripted or _script(model),
+                return replace(first, compiled=scripted or script_compiled(model),
                                _make_compiled=None, trace_graph=None)
             applying = candidate.apply(model)   # a scripted submodule compiles here
         except Exception as exc:  # noqa: BLE001 - torch.jit.script's refusal, in its words
@@ -421,12 +399,12 @@ def applied(target: Target, remedies: list[Remedy]) -> contextlib.ExitStack:
             stack.enter_context(_in_eval(model))
         elif remedy.kind == "script-submodule" and remedy.module:
             stack.enter_context(_scripted_in_place(
-                model, remedy.module, _script(model.get_submodule(remedy.module))))
+                model, remedy.module, script_compiled(model.get_submodule(remedy.module))))
         elif remedy.kind == "script-if-tracing" and remedy.function:
             module, _, qualname = remedy.function.partition(":")
             fn = sys.modules[module]
             for part in qualname.split("."):
                 fn = getattr(fn, part)
-            _script(fn)
+            script_compiled(fn)
             stack.enter_context(_rebound(fn, torch.jit.script_if_tracing(fn)))
     return stack
