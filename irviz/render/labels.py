@@ -659,6 +659,9 @@ class Labels:
                           f"{os.path.basename(str(f['path']))}:{f['line']}: {f['message']}"
                           + (f" ({evidence})" if evidence else ""),
                           "warning" if alarm else "info"))
+            remedy = remedy_line(f)
+            if remedy:   # the fix, on a line of its own: what the reader acts on
+                notes.append((f"   ↳ {remedy}", "info"))
         for note, color in notes:
             rows.append(f'<TR><TD ALIGN="LEFT" COLSPAN="{span}">'
                         f'<FONT COLOR="{TEXT_COLOR[color]}">{_h(_truncate(note, 180))}'
