@@ -551,7 +551,7 @@ def _finding_lines(text: str) -> list[str]:
     """The text format's lines that start a finding (its evidence line is indented)."""
     lines = text.splitlines()
     assert all(line.startswith(("    counterexample: ", "    held", "    certain: ",
-                                "    undecided: ", "    called from ", "    remedy (verified ",
+                                "    undecided: ", "    called from ", "    remedy ",
                                 "    no verified remedy: "))
                for line in lines if line.startswith(" ")), lines
     return [line for line in lines if not line.startswith(" ")]

@@ -201,7 +201,7 @@ def test_a_library_finding_names_the_users_call_in_text(project):
     assert lines[i + 1] == f"    called from wrappers.py:{line_of(wrappers, 'call 1')}"
     assert lines[i + 2] == f"    called from wrappers.py:{line_of(wrappers, 'call 3')}"
     assert lines[i + 3].startswith("    counterexample: ")  # its proof, then what to do
-    assert lines[i + 4].startswith(("    remedy (verified on ", "    no verified remedy: "))
+    assert lines[i + 4].startswith(("    remedy for ", "    no verified remedy: "))
     assert lines[i + 5].startswith("    hint: ")
     no_hints = invoke("lint", "wrappers.py", "--no-hints", cwd=project).stdout.splitlines()
     [j] = [n for n, text in enumerate(no_hints) if text.startswith(head)]

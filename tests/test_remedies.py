@@ -66,7 +66,7 @@ def test_a_submodule_scripted_is_the_tutorials_move():
     assert found["target"] == "MyCell"
     assert found["remedy"]["code"] == "model.dg = torch.jit.script(model.dg)"
     text = lint_cli(HERE.parent / "samples" / "decision_gate.py", "--no-hints").stdout
-    assert re.search(r"\n    remedy \(verified on \d+ inputs, counterexample included\): "
+    assert re.search(r"\n    remedy for MyCell \(verified on \d+ inputs, counterexample included\): "
                      r"model\.dg = torch\.jit\.script\(model\.dg\)\n", text), text
 
 
@@ -82,7 +82,7 @@ def test_no_verified_remedy_says_which_candidates_failed_and_why():
     text = lint_cli(path, "--no-hints").stdout
     assert "    no verified remedy: `model.gate = torch.jit.script(model.gate)`: does not " \
            "compile: " in text, text
-    assert "remedy (verified" not in text
+    assert "    remedy for" not in text
 
 
 def test_a_candidate_that_compiles_but_does_not_fix_is_not_shown():

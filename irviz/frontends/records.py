@@ -119,10 +119,13 @@ class Remedy:
         if isinstance(self.edit, dict):
             object.__setattr__(self, "edit", SourceEdit(**self.edit))
 
-    def line(self) -> str:
-        """``remedy (verified on 14 inputs, counterexample included): model.eval()``."""
-        return (f"remedy (verified on {self.verified_on} inputs, counterexample included): "
-                f"{self.code}")
+    def line(self, target: str | None = None) -> str:
+        """``remedy for Jitter (verified on 14 inputs, counterexample included):
+        model.eval()``: ``model`` is ``target``, the model the finding is about (a file
+        can hold several)."""
+        whose = f" for {target}" if target else ""
+        return (f"remedy{whose} (verified on {self.verified_on} inputs, counterexample "
+                f"included): {self.code}")
 
     def to_dict(self) -> dict:
         return {"kind": self.kind, "code": self.code, "verified_on": self.verified_on,
@@ -137,13 +140,14 @@ class Remedy:
                    arguments=tuple(data.get("arguments") or ()))
 
 
-def remedy_line(remedy: Remedy | dict | None, tried=()) -> str | None:
-    """``remedy (verified on 14 inputs, counterexample included): ...``, or ``no verified
-    remedy: ...`` naming each candidate and why it failed (from records or their JSON
-    forms); None when no search ran."""
+def remedy_line(remedy: Remedy | dict | None, tried=(), target: str | None = None
+                ) -> str | None:
+    """``remedy for MyCell (verified on 14 inputs, counterexample included): ...``, or
+    ``no verified remedy: ...`` naming each candidate and why it failed (from records or
+    their JSON forms); None when no search ran."""
     if isinstance(remedy, dict):
         remedy = Remedy.from_dict(remedy)
     if remedy is not None:
-        return remedy.line()
+        return remedy.line(target)
     tried = [Attempt(**a) if isinstance(a, dict) else a for a in tried or ()]
     return "no verified remedy: " + "; ".join(a.line() for a in tried) if tried else None

@@ -162,7 +162,7 @@ class Diagnostic:
     def remedy_line(self) -> str | None:
         """The remedy line the text output prints (:func:`~irviz.frontends.records.remedy_line`);
         None when no search ran (the finding has no counterexample)."""
-        return remedy_line(self.remedy, self.remedy_tried)
+        return remedy_line(self.remedy, self.remedy_tried, self.target)
 
     def with_related(self, *related) -> "Diagnostic":
         """This finding with ``related`` locations added (those it has already kept once,

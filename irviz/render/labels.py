@@ -131,7 +131,8 @@ def remedy_line(finding: dict) -> str | None:
     """The finding's remedy in one line, as ``irviz lint`` prints it (``remedy (verified
     on 9 inputs, counterexample included): model.dg = torch.jit.script(model.dg)``, or
     ``no verified remedy: ...``); None when no search ran."""
-    return records.remedy_line(finding.get("remedy"), finding.get("remedy_tried"))
+    return records.remedy_line(finding.get("remedy"), finding.get("remedy_tried"),
+                              finding.get("target"))
 
 
 def note_color(note: str) -> str:
