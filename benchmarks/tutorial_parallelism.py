@@ -63,10 +63,16 @@ def _phase(name: str) -> None:
 
 
 def child() -> None:
-    """One thread setting: time every variant round-robin; print one JSON line."""
-    real_stdout = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)
-    p = json.loads(sys.stdin.read())
+    """One thread setting per request (a role of irviz.child): its timings."""
+    from irviz.child.protocol import serve
+
+    code = serve(lambda requests: map(_time_setting, requests))
+    sys.stderr.flush()
+    os._exit(code)
+
+
+def _time_setting(p: dict) -> dict:
+    """Time every variant round-robin at the request's thread setting."""
     import torch
 
     if p["inter_op"] is not None:
@@ -121,9 +127,7 @@ def child() -> None:
     except Exception as exc:  # noqa: BLE001
         out["error"] = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
     _phase("done")
-    real_stdout.write(json.dumps(out) + "\n")
-    real_stdout.flush()
-    os._exit(0)
+    return out
 
 
 # --------------------------------------------------------------------------- parent

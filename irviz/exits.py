@@ -37,7 +37,7 @@ def out_of_memory(exc: BaseException) -> IrvizError | None:
     a bare ``MemoryError`` (otherwise an "internal error") is turned into one; an
     IrvizError that already quotes torch's allocator message stays as it is.
     """
-    limit = os.environ.get("IRVIZ_MEMORY_LIMIT_MB")  # set by irviz.isolate
+    limit = os.environ.get("IRVIZ_MEMORY_LIMIT_MB")  # set for a child by irviz.child.process
     if not limit and (isinstance(exc, IrvizError) or not isinstance(exc, MemoryError)):
         return None
     seen: set[int] = set()

@@ -1,25 +1,16 @@
 """``--isolate``: run an irviz command in a child process that cannot take irviz down.
 
 irviz runs the user's model code (importing the file, tracing, example inputs). An
-infinite loop, a crash in native code or runaway memory there must become one clear
-error, not a hung docs build or a dead irviz. :func:`run_isolated` re-runs the same
-command as ``python -m irviz ...`` in a child, in its own session (process group),
-with ``IRVIZ_ISOLATED=1`` so the child does not isolate again, and:
-
-- relays the child's stdout and stderr as they come (stdout byte for byte: SVG, DOT
-  and JSON may go there);
-- kills the whole process group (SIGTERM, then SIGKILL after a short grace) when it
-  runs longer than ``--timeout`` seconds, and says so (the start in a new session,
-  the deadline and the group kill are :mod:`irviz.childproc`'s, shared with
-  ``--measure`` and the Sphinx directive);
-- names the signal when the child dies of one (SIGSEGV, SIGABRT, ...);
-- limits the child's memory (Linux: ``RLIMIT_DATA``, see :func:`irviz.childproc.limits`), so a
-  runaway allocation fails inside the child, whose CLI reports "ran out of memory";
-- removes the temporary files of a killed child's atomic writes (``.NAME.*.tmp``), so
-  nothing half-written is left. A killed child never renames a temporary file into
-  place: the group is dead before irviz looks.
-
-Otherwise the child's exit code is returned unchanged.
+infinite loop, a crash in native code or runaway memory must become one clear error,
+not a hung docs build or a dead irviz. :func:`run_isolated` re-runs the same command as
+``python -m irviz ...`` in a child of :mod:`irviz.child` (its own process group, the
+memory limit, ``IRVIZ_ISOLATED`` so it does not isolate again). This role's request is
+the command line; its result the child's exit code, with its stdout (SVG, DOT, JSON)
+and stderr relayed byte for byte as they come. At ``--timeout`` the group is stopped
+and a death by a signal is named (:func:`irviz.child.ending.explain`); then the
+temporary files of the killed child's atomic writes (``.NAME.*.tmp``) are removed, so
+nothing half-written is left (a killed child never renames one into place: the group
+is dead before irviz looks).
 """
 from __future__ import annotations
 
@@ -34,22 +25,15 @@ from pathlib import Path
 
 import click
 
-from . import childproc
+from .child.ending import Ended, explain
+from .child.process import ISOLATED_ENV, LIMITS_ENFORCED, TERM_GRACE, Child, kill_group, wait
 from .errors import IrvizError
 
-#: Set in the child's environment: the command runs there, it does not isolate again.
-ISOLATED_ENV = "IRVIZ_ISOLATED"
-#: The child's memory limit in MB, for its "ran out of memory" message.
-MEMORY_ENV = "IRVIZ_MEMORY_LIMIT_MB"
 DEFAULT_TIMEOUT = 300.0
 DEFAULT_MEMORY_MB = 4096
 #: Options that only concern the parent; the child never sees them.
 ISOLATION_PARAMS = ("isolate", "timeout", "memory_limit")
 _ISOLATION_OPTS = {"--isolate": 0, "--timeout": 1, "--memory-limit": 1}
-#: Seconds between SIGTERM and SIGKILL for a timed-out child.
-TERM_GRACE = 1.0
-#: Seconds to wait for the pipes to drain once the child is gone.
-DRAIN_WAIT = 5.0
 #: Options whose value is an output path (the child writes it atomically).
 _OUTPUT_OPTS = ("-o", "--output", "--trace-out")
 #: ``tempfile.mkstemp(prefix=".NAME.", suffix=".tmp")``: 8 random characters.
@@ -186,15 +170,9 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     """
     argv = strip_isolation_options(list(argv))
     shown = shlex.join(argv)
-    env = dict(os.environ, **{ISOLATED_ENV: "1"})
-    env.pop(MEMORY_ENV, None)
-    setup = childproc.limits(memory_mb)
-    if memory_mb > 0:
-        if setup is None:
-            click.echo(f"note: --memory-limit is not enforced on {sys.platform} (Linux only)",
-                       err=True)
-        else:
-            env[MEMORY_ENV] = str(memory_mb)
+    if memory_mb > 0 and not LIMITS_ENFORCED:
+        click.echo(f"note: --memory-limit is not enforced on {sys.platform} (Linux only)",
+                   err=True)
     dirs = _output_dirs(argv)
     before = _temp_files(dirs)
     for stream in (sys.stdout, sys.stderr):
@@ -209,31 +187,24 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
             sig = getattr(signal, name, None)
             if sig is not None:
                 handlers[sig] = signal.signal(sig, _raise_stopped)
-    proc = None
+    child = None
     finished = False
     try:
         try:
-            proc = childproc.start([sys.executable, "-m", "irviz", *argv], env=env,
-                                   preexec_fn=setup)
+            child = Child("irviz", *argv, memory_mb=memory_mb, requests=False)
         except (OSError, subprocess.SubprocessError) as exc:
             click.echo(f"internal error: could not start the isolated irviz process "
                        f"({type(exc).__name__}: {exc}); run without --isolate", err=True)
             return 3
-        relays = []
-        for pipe, name in ((proc.stdout, "stdout"), (proc.stderr, "stderr")):
-            t = threading.Thread(target=childproc.relay, args=(pipe, name), daemon=True)
-            t.start()
-            relays.append(t)
         # at the deadline the group gets SIGTERM, then SIGKILL; after a normal exit,
         # stragglers the model started are killed so they cannot hold our pipes
-        timed_out = childproc.wait(proc, timeout, TERM_GRACE)
-        code = proc.returncode
-        for t in relays:
-            t.join(DRAIN_WAIT)
+        timed_out = wait(child.proc, timeout, TERM_GRACE)
+        code = child.proc.returncode
+        child.drain()
         finished = True
     except (KeyboardInterrupt, _Stopped) as exc:
-        if proc is not None:
-            childproc.kill_group(proc, 0.2)
+        if child is not None:
+            kill_group(child.proc, 0.2)
             _remove_leftovers(dirs, before)
         if isinstance(exc, KeyboardInterrupt):
             raise
@@ -243,11 +214,11 @@ def run_isolated(argv: list[str], timeout: float, memory_mb: int) -> int:
     finally:
         for sig, old in handlers.items():
             signal.signal(sig, old)
-        if proc is not None and not finished and proc.poll() is None:
-            childproc.kill_group(proc, 0.0)
+        if child is not None and not finished and child.proc.poll() is None:
+            kill_group(child.proc)
 
-    ended = childproc.explain(code, "the model's process", f" while irviz ran `{shown}`",
-                              timed_out=timed_out, timeout=timeout, memory_mb=memory_mb)
+    ended = explain(Ended(code, timed_out, timeout, memory_mb), "the model's process",
+                    f" while irviz ran `{shown}`")
     if timed_out or code < 0:
         _remove_leftovers(dirs, before)
         _error(ended.message, ended.hint)

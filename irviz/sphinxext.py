@@ -5,11 +5,11 @@ Add ``"irviz.sphinxext"`` to ``extensions`` in ``conf.py``. Laid out like
 stores what to draw on the node, one visitor per builder, and :func:`setup`.
 
 The directive never runs the user's model in the Sphinx process. It starts a child
-(``python -m irviz.sphinxext REQUEST RESULT``) that captures the model, renders the SVG
-and, when asked, lints it and builds the parallelism report, and writes one JSON result.
-The child runs in its own session with a timeout (``irviz_timeout``): a model that
-hangs or crashes becomes a warning at the directive's line, and the build goes on
-(``-W`` turns it into a failure). Results are stored in ``irviz_cache_dir`` under a
+(``python -m irviz.sphinxext``, a role of :mod:`irviz.child`) that captures the model,
+renders the SVG and, when asked, lints it and builds the parallelism report, and answers
+with one JSON result. It runs with a timeout (``irviz_timeout``): a model that hangs or
+crashes becomes a warning at the directive's line, and the build goes on (``-W`` turns
+it into a failure). Results are stored in ``irviz_cache_dir`` under a
 content hash of everything that affects them (the model file's bytes, the options,
 irviz's and torch's versions), so an unchanged directive is not captured again.
 
@@ -25,7 +25,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from importlib import metadata
 from pathlib import Path
 
@@ -331,40 +330,27 @@ def _write_atomic(path: Path, data: bytes) -> None:
 
 
 def capture_in_child(request: dict, result_file: Path, timeout: float, cwd: Path) -> dict:
-    """Run the capture in ``python -m irviz.sphinxext``; its result, or ``{"error": ...}``.
+    """Run the capture in a ``python -m irviz.sphinxext`` child (a role of
+    :mod:`irviz.child`: ``request`` in, one result out); its result, or ``{"error": ...}``.
 
     The result is stored in ``result_file`` when it is a success or an error irviz
     reported (a load or capture error: the same inputs give the same error); a timeout or
     a crash is not stored, so the next build tries again.
     """
-    with tempfile.TemporaryDirectory(prefix="irviz-sphinx-") as tmp:
-        req_path, out_path = Path(tmp) / "request.json", Path(tmp) / "result.json"
-        req_path.write_text(json.dumps(request), encoding="utf-8")
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join(
-            p for p in [str(cwd), *sys.path] if p))
-        started = time.monotonic()
-        from . import childproc
+    from .child.protocol import call
 
-        try:  # own session; at the deadline the whole group is killed (irviz.childproc)
-            done = childproc.run([sys.executable, "-m", "irviz.sphinxext", str(req_path),
-                                  str(out_path)], timeout, stdout=subprocess.DEVNULL, cwd=cwd,
-                                 env=env)
-        except OSError as exc:
-            return {"error": f"could not start the capture process: {exc}"}
-        ended = childproc.explain(done.returncode, "the capture process", timed_out=done.timed_out,
-                                  timeout=timeout, timeout_option="irviz_timeout in conf.py")
-        if done.timed_out:
-            return {"error": ended.message}
-        tail = done.stderr.decode("utf-8", "replace").strip()[-STDERR_TAIL:]
-        if ended is not None or not out_path.is_file():
-            message = ended.message if ended is not None else \
-                "the capture process wrote no result"
-            return {"error": message + (f":\n{tail}" if tail else "")}
-        data = out_path.read_bytes()
-        result = json.loads(data)
-        result["seconds"] = round(time.monotonic() - started, 2)
-        _write_atomic(result_file, json.dumps(result).encode("utf-8"))
-        return result
+    try:  # own session; at the deadline the whole group is killed
+        reply = call("irviz.sphinxext", request, timeout, cwd=cwd,
+                     pythonpath=(str(cwd), *sys.path))
+    except OSError as exc:
+        return {"error": f"could not start the capture process: {exc}"}
+    failure = reply.failure("the capture process", timeout_option="irviz_timeout in conf.py")
+    if failure is not None:
+        tail = "" if reply.ended.timed_out else reply.stderr.strip()[-STDERR_TAIL:]
+        return {"error": failure.message + (f":\n{tail}" if tail else "")}
+    result = dict(reply.result, seconds=round(reply.seconds, 2))
+    _write_atomic(result_file, json.dumps(result).encode("utf-8"))
+    return result
 
 
 def _segments(text: str) -> list:
@@ -450,21 +436,16 @@ def _child_capture(req: dict) -> dict:
     return {"views": out}
 
 
-def _child_main(argv: list[str]) -> int:
-    import contextlib
-
+def _child_answer(req: dict) -> dict:
+    """The child's result: the capture's, or the error to warn with."""
     from .errors import IrvizError
 
-    req = json.loads(Path(argv[0]).read_text(encoding="utf-8"))
     try:
-        with contextlib.redirect_stdout(sys.stderr):   # the model's prints
-            result = _child_capture(req)
+        return _child_capture(req)
     except IrvizError as exc:
-        result = {"error": exc.format()}
+        return {"error": exc.format()}
     except Exception as exc:  # noqa: BLE001 - reported as a warning, never a traceback
-        result = {"error": f"internal error: {type(exc).__name__}: {exc}"}
-    _write_atomic(Path(argv[1]), json.dumps(result).encode("utf-8"))
-    return 0
+        return {"error": f"internal error: {type(exc).__name__}: {exc}"}
 
 
 # ---------------------------------------------------------------------------------------
@@ -575,4 +556,6 @@ def setup(app) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(_child_main(sys.argv[1:]))
+    from .child.protocol import serve
+
+    sys.exit(serve(lambda requests: map(_child_answer, requests)))

@@ -14,7 +14,8 @@ import pytest
 from click.testing import CliRunner
 
 from irviz.cli import main
-from irviz.isolate import ISOLATED_ENV, MEMORY_ENV, strip_isolation_options
+from irviz.child.process import ISOLATED_ENV, MEMORY_ENV
+from irviz.isolate import strip_isolation_options
 from conftest import ROOT, SAMPLES
 
 posix_only = pytest.mark.skipif(os.name != "posix", reason="process groups and signals")

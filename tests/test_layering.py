@@ -19,7 +19,7 @@ PACKAGE = Path(irviz.__file__).parent
 FLOORS: list[tuple[str, ...]] = [
     # ground: errors, paths, settings, files, the child-process protocol, source locations
     ("irviz", "irviz.errors", "irviz.paths", "irviz.compat", "irviz.gc_pause", "irviz.progress",
-     "irviz.files", "irviz.exits", "irviz.output", "irviz.config", "irviz.childproc",
+     "irviz.files", "irviz.exits", "irviz.output", "irviz.config", "irviz.child",
      "irviz.isolate", "irviz.location"),
     ("irviz.frontends",),        # the only callers of torch.jit / torch.export on the model
     ("irviz.ir",),               # captures -> the IR graph

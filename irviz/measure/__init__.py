@@ -5,8 +5,8 @@ parent's runner (:mod:`.run`: :func:`measure`, :func:`profile`), what runs in ea
 child process (:mod:`.child`), the thread settings and machine facts (:mod:`.settings`),
 the profile's trace -> timeline tasks (:mod:`.trace`) and the typed result, which is
 the report's ``measured`` schema (:mod:`.result`). The serial baseline itself is an IR
-rewrite and lives in :mod:`irviz.ir.serial_baseline`; the child-process deadline and
-group kill in :mod:`irviz.childproc`.
+rewrite and lives in :mod:`irviz.ir.serial_baseline`; the child processes are
+:mod:`irviz.child`'s.
 
 The names below are loaded on first use, so ``irviz.measure.settings`` (the load meter
 the benchmarks use) and ``.result`` import without torch, and ``python -m

@@ -3,9 +3,8 @@
 Why it exists: torch lets a process set its inter-op thread count only once and
 before any parallel work, so every thread setting needs a fresh process, and a
 model or the profiler may hang or crash; :mod:`irviz.measure.run` starts this
-module once per setting, with a deadline (:mod:`irviz.childproc`).
-
-Reads one JSON payload on stdin::
+module once per setting, with a deadline. A role of :mod:`irviz.child`; its request is
+one payload::
 
     {"action": "time" | "profile", "spec": str, "mode": str, "inputs": str | None,
      "intra_op": int | None, "inter_op": int | None, "warmup": int, "repeats": int,
@@ -13,15 +12,14 @@ Reads one JSON payload on stdin::
 
 (``serial_only``: time only the serial baseline - ``--calibrate``.)
 
-sets the thread counts *first* (torch accepts the inter-op count only before any
-parallel work), loads, resolves inputs, captures, builds the serial baseline,
-and prints exactly one JSON object on stdout - everything else the model or
-torch prints goes to stderr, together with ``irviz-measure: phase=NAME`` lines
-that let the parent say where a killed child was. Errors caused by the user's
-input are returned as ``{"user_error": {"class", "message", "hint", "detail"}}``
-for the parent to raise; failures of the model at run time as ``{"error": str}``.
-The process ends with ``os._exit`` after flushing, so torch's pool threads
-cannot abort it at interpreter shutdown after the result is out.
+It sets the thread counts *first* (torch accepts the inter-op count only before any
+parallel work), loads, resolves inputs, captures, builds the serial baseline, and
+answers with one JSON object; ``irviz-measure: phase=NAME`` lines on stderr let the
+parent say where a killed child was. Errors caused by the user's input are returned as
+``{"user_error": {"class", "message", "hint", "detail"}}`` for the parent to raise;
+failures of the model at run time as ``{"error": str}``. The process ends with
+``os._exit`` after flushing, so torch's pool threads cannot abort it at interpreter
+shutdown after the result is out.
 """
 from __future__ import annotations
 
@@ -489,11 +487,8 @@ def _chrome_trace(prof) -> dict:
 RUN_MARK = "irviz::run"
 
 
-def main() -> None:
-    real_stdout = os.fdopen(os.dup(1), "w")
-    os.dup2(2, 1)  # whatever the model prints goes to stderr
-    sys.stdout = sys.stderr
-    payload = json.loads(sys.stdin.read() or "{}")
+def answer(payload: dict) -> dict:
+    """The measuring child's one result for ``payload`` (see the module's docstring)."""
     _phase("threads")
     out: dict[str, Any] = {"error": None}
     try:
@@ -523,11 +518,12 @@ def main() -> None:
 
             out["error"] = f"measuring failed: {one_line(exc)}"
     _phase("done")
-    real_stdout.write(json.dumps(out) + "\n")
-    real_stdout.flush()
-    sys.stderr.flush()
-    os._exit(0)
+    return out
 
 
 if __name__ == "__main__":
-    main()
+    from ..child.protocol import serve
+
+    code = serve(lambda payloads: map(answer, payloads))
+    sys.stderr.flush()
+    os._exit(code)   # torch's pool threads cannot abort it at shutdown after the result

@@ -5,7 +5,7 @@ timing the model as written (forked) against its serial baseline
 (:mod:`irviz.ir.serial_baseline`) in fresh child processes (:mod:`irviz.measure.child`),
 one per (intra-op, inter-op) thread setting, and ``profile(...)`` records one forked
 call's timeline. This module is the parent's side: it checks the arguments, shares
-one wall-clock budget among the children (each runs under :func:`irviz.childproc.run`,
+one wall-clock budget among the children (each is a :func:`irviz.child.protocol.call`,
 so a hung or crashed child is killed and reported, never irviz's hang or crash),
 turns a child's exit into a one-line reason, raises the user's own errors (bad spec,
 inputs, capture) as :class:`irviz.errors.IrvizError`, and assembles the
@@ -13,14 +13,13 @@ inputs, capture) as :class:`irviz.errors.IrvizError`, and assembles the
 """
 from __future__ import annotations
 
-import json
 import os
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
-from .. import childproc
+from ..child.ending import explain
+from ..child.protocol import call
 from ..errors import IrvizError, UsageError
 from .result import BestSetting, MeasureResult, ProfileResult, SettingResult
 from .settings import (MIN_SAMPLE_S, PHASE_PREFIX, Setting, check_setting, default_settings,
@@ -54,50 +53,24 @@ def _last_stderr_line(stderr: str) -> str:
 
 def run_child(payload: dict, timeout: float, module: str = CHILD_MODULE,
               cwd: str | None = None, args: tuple[str, ...] = ()) -> tuple[dict | None, str | None, float]:
-    """Run ``python -m module *args`` with ``payload`` (JSON on stdin) and a hard deadline.
+    """``payload`` answered by ``python -m module *args`` within ``timeout`` seconds.
 
-    Returns ``(result, error, seconds)``: ``result`` is the JSON object the child
-    printed on stdout (or None), ``error`` a one-line reason when the child timed
-    out, crashed or printed nothing usable. At the deadline the child and whatever
-    it started are killed (:func:`irviz.childproc.run`).
+    Returns ``(result, error, seconds)``: ``error`` is a one-line reason (and ``result``
+    None) when the child timed out, crashed or wrote no result, saying in which phase.
     """
-    env = dict(os.environ)
-    env["PYTHONPATH"] = _REPO_ROOT + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
-    env.setdefault("PYTHONWARNINGS", "ignore")
-    done = childproc.run([sys.executable, "-m", module, *args], max(timeout, 0.1),
-                         input=json.dumps(payload), text=True, env=env,
-                         cwd=cwd or os.getcwd())
-    out, err, elapsed = done.stdout or "", done.stderr or "", done.seconds
-    if done.timed_out:
-        phase = _last_phase(err)
-        where = f" during {phase}" if phase else ""
-        return None, (f"timed out after {timeout:.1f} s{where}; the child process was killed"), \
-            elapsed
-    result = None
-    for line in reversed(out.splitlines()):
-        if line.startswith("{"):
-            try:
-                result = json.loads(line)
-            except ValueError:
-                result = None
-            break
-    rc = done.returncode
-    if rc != 0:
-        sig = childproc.signal_name(rc)
-        phase = _last_phase(err)
-        where = f" during {phase}" if phase else ""
-        if result is not None and phase == "done":
-            # the result was complete; torch's pool threads sometimes abort at exit
-            result.setdefault("notes", []).append(
-                f"the child exited with {sig or f'code {rc}'} after reporting its result")
-            return result, None, elapsed
-        reason = childproc.explain(rc, "the measuring process", where).message
-        tail = _last_stderr_line(err)
-        return None, reason + (f": {tail}" if tail else ""), elapsed
-    if result is None:
-        tail = _last_stderr_line(err)
-        return None, "the child process printed no result" + (f": {tail}" if tail else ""), elapsed
-    return result, None, elapsed
+    reply = call(module, payload, max(timeout, 0.1), args=args, cwd=cwd,
+                 pythonpath=(_REPO_ROOT,),
+                 extra_env={"PYTHONWARNINGS": os.environ.get("PYTHONWARNINGS", "ignore")})
+    if reply.result is not None:
+        ended = explain(reply.ended, "the measuring process", " after reporting its result")
+        if ended is not None:   # torch's pool threads sometimes abort at exit
+            reply.result.setdefault("notes", []).append(ended.message)
+        return reply.result, None, reply.seconds
+    phase = _last_phase(reply.stderr)
+    failure = reply.failure("the measuring process", f" during {phase}" if phase else "",
+                            timeout_option="its share of the time budget")
+    tail = "" if reply.ended.timed_out else _last_stderr_line(reply.stderr)
+    return None, failure.message + (f": {tail}" if tail else ""), reply.seconds
 
 
 def _raise_user_error(info: dict) -> None:

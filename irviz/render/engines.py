@@ -313,9 +313,9 @@ def _run(binary: str, fmt: str, source: bytes, timeout: float | None,
 
 def _finished(name: str, binary: str, proc: subprocess.CompletedProcess) -> bytes:
     """The drawing ``proc`` wrote, or a RenderError quoting Graphviz's own words."""
-    from ..childproc import explain
+    from ..child.ending import Ended, explain
 
-    ended = explain(proc.returncode, name)
+    ended = explain(Ended(proc.returncode), name)
     if ended is not None:
         raise RenderError(f"{ended.message}:\n{_quote(proc.stderr)}")
     return proc.stdout
