@@ -120,10 +120,9 @@ def limits(memory_mb: int):
 
 def environment(memory_mb: int = 0, pythonpath: Sequence[str] = (),
                 extra: dict[str, str] | None = None) -> dict[str, str]:
-    """Our environment for a child: ``IRVIZ_ISOLATED``, its memory limit when enforced,
-    ``pythonpath`` ahead of ``PYTHONPATH``, and ``extra``."""
+    """Our environment for a child: ``IRVIZ_ISOLATED``, its memory limit when enforced
+    (else the limit it inherits, if any), ``pythonpath`` ahead of ``PYTHONPATH``, ``extra``."""
     env = dict(os.environ, **{ISOLATED_ENV: "1"}, **(extra or {}))
-    env.pop(MEMORY_ENV, None)
     if memory_mb > 0 and LIMITS_ENFORCED:
         env[MEMORY_ENV] = str(memory_mb)
     if pythonpath:
