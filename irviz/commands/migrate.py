@@ -24,6 +24,12 @@ from typing import Any
 from ..errors import InputsError, UsageError
 from ..exits import fail
 from ..workspace import Workspace
+from .checklist import MARK as _MARK
+from .checklist import Check, markdown_table, one_target, passed, text_row
+from .checklist import rows as in_order
+from .checklist import describe as _describe
+from .checklist import one_line as _one_line
+from .checklist import tensors as _leaves
 from .common import Console, model_output_to_stderr, start
 
 #: what `irviz migrate --format` prints
@@ -46,18 +52,6 @@ class MigrateRequest:
     engine: str = "auto"
     quiet: bool = False
     debug: bool = False
-
-
-@dataclass
-class Check:
-    """One line of the checklist: ``ok`` None when it was not reached."""
-
-    name: str
-    ok: bool | None
-    detail: str
-
-    def to_dict(self) -> dict:
-        return {"check": self.name, "ok": self.ok, "detail": self.detail}
 
 
 @dataclass
@@ -120,7 +114,7 @@ class Migration:
 
     @property
     def migrated(self) -> bool:
-        return bool(self.checks) and all(c.ok for c in self.checks)
+        return passed(self.checks)
 
     def to_dict(self) -> dict:
         return {"target": self.target, "method": self.method, "migrated": self.migrated,
@@ -132,13 +126,6 @@ class Migration:
 
 
 # -- the checks -------------------------------------------------------------------------
-def _leaves(value: Any) -> list:
-    import torch
-    from torch.utils._pytree import tree_leaves
-
-    return [v for v in tree_leaves(value) if isinstance(v, torch.Tensor)]
-
-
 def _compare(label: str, original: Any, converted: Any) -> Comparison:
     import torch
 
@@ -161,30 +148,12 @@ def _compare(label: str, original: Any, converted: Any) -> Comparison:
     return result
 
 
-def _describe(inputs) -> str:
-    return ", ".join("×".join(map(str, t.shape)) + f" {str(t.dtype)[6:]}"
-                     for t in _leaves((inputs.args, inputs.kwargs))) or "no tensors"
-
-
-def _one_line(exc: BaseException) -> str:
-    lines = [line for line in str(exc).strip().splitlines() if line.strip()]
-    return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"
-
-
 class _Migrator:
     def __init__(self, request: MigrateRequest, ws: Workspace, console: Console):
         self.request, self.ws, self.console = request, ws, console
 
     def target(self):
-        targets = self.ws.targets(self.request.target)
-        if len(targets) != 1:
-            names = ", ".join(t.name for t in targets) or "none"
-            raise UsageError(f"{self.request.target} names {len(targets)} models ({names}); "
-                             "migrate takes one",
-                             hint="pick one with FILE.py:NAME"
-                                  + (f", e.g. {self.request.target.split(':')[0]}:"
-                                     f"{targets[0].name}" if targets else ""))
-        return targets[0]
+        return one_target(self.ws, self.request.target, "migrate")
 
     def output_path(self, target) -> Path:
         from ..files import check_writable_dir
@@ -442,19 +411,17 @@ def _diffs(c: Comparison) -> str:
 
 
 # -- formats ------------------------------------------------------------------------------
-_MARK = {True: "✓", False: "✗", None: "–"}
 _ORDER = ("runs", "converts", "same outputs", "saved")
 
 
 def _rows(m: Migration) -> list[Check]:
-    done = {c.name: c for c in m.checks}
-    return [done.get(name) or Check(name, None, "not reached") for name in _ORDER]
+    return in_order(m.checks, _ORDER)
 
 
 def to_text(m: Migration) -> str:
     lines = [f"irviz migrate {m.target}" + (f"  ({m.method})" if m.method else "")]
     for check in _rows(m):
-        lines.append(f"  {_MARK[check.ok]} {check.name:<13} {check.detail}")
+        lines.append(text_row(check))
         if check.name == "converts" and m.blockers:
             for b in m.blockers:
                 lines.append(f"      {b.location or '(no line)'}: {b.kind}")
@@ -470,10 +437,7 @@ def to_markdown(m: Migration) -> str:
     lines = [f"## Migration of `{m.target}`", ""]
     if m.method:
         lines += [f"Method: {m.method}", ""]
-    lines += ["| check | result | detail |", "|---|---|---|"]
-    for check in _rows(m):
-        detail = check.detail.replace("|", "\\|")
-        lines.append(f"| {check.name} | {_MARK[check.ok]} | {detail} |")
+    lines += markdown_table(_rows(m))
     if m.blockers:
         lines += ["", "### Blocking nodes", "", "| where | node | what to do |", "|---|---|---|"]
         lines += [f"| `{b.location or '-'}` | `{b.kind}` | {b.hint} |" for b in m.blockers]
