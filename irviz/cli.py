@@ -570,5 +570,42 @@ def migrate(target, inputs, output, fmt, inline_forks, no_pictures, engine, quie
          inline_forks=inline_forks, pictures=not no_pictures, engine=engine, quiet=quiet)
 
 
+@main.command()
+@click.argument("target", is_eager=True)
+@click.option("--inputs", metavar="EXPR",
+              help="Example inputs (see `irviz render`); tracing runs the model, so they are "
+                   "needed. Default: the model file's example_inputs.")
+@click.option("-o", "--output", metavar="PATH.pt",
+              help="Where to save the archive (atomically, and only when every check before "
+                   "passed; the picture goes beside it as PATH.svg). Default: NAME.pt in the "
+                   "current directory.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json", "markdown"]),
+              default="text", show_default=True, help="How the checklist is printed.")
+@click.option("--no-picture", is_flag=True, help="Do not draw the archive beside it.")
+@click.option("--engine", type=click.Choice(ENGINES), default="auto",
+              show_default=True, help="Graphviz engine for the picture.")
+@click.option("-q", "--quiet", is_flag=True, help="Only print the checklist and errors.")
+@click.option("--debug", is_flag=True, help="Show Python tracebacks for errors.")
+@_config_option
+@_isolation_options
+def trace(target, inputs, output, fmt, no_picture, engine, quiet, debug, config_path,
+          isolate, timeout, memory_limit):
+    """Trace TARGET into the TorchScript archive to deploy, with irviz's verified remedies.
+
+    The model is linted once; every error finding a counterexample proves gets the remedy
+    irviz verified (the smallest submodule scripted in place, a function made
+    @torch.jit.script_if_tracing, .eval(), the argument passed, or the whole model
+    scripted), and all of them are applied to one trace. The checklist: does the model
+    run, does every error finding have a verified remedy (else each one, with the
+    candidates that failed and why), does it trace, are the outputs the same as the Python
+    model's on the example and on every variant input of the lint's verification, is the
+    .pt saved, loaded back with torch.jit.load and the same again. Exit code: 0 every check
+    passed, 1 one failed (nothing is written), 2 could not run.
+    """
+    _run_isolated_if_asked(isolate, timeout, memory_limit)
+    _run("trace", "TraceRequest", debug, inputs, target=target, output=output, fmt=fmt,
+         picture=not no_picture, engine=engine, quiet=quiet)
+
+
 if __name__ == "__main__":  # pragma: no cover
     main()

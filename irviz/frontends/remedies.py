@@ -41,7 +41,7 @@ from .records import Attempt, Remedy, SourceEdit, Target
 from .variants import Variant, variants
 from .verification import Preserved, Verification, verify
 
-__all__ = ["Finding", "Candidate", "search", "applied", "holders"]
+__all__ = ["Finding", "Candidate", "search", "applied", "inputs_for", "holders"]
 
 #: submodules on the stack tried before the whole model (innermost first)
 _SUBMODULES = 3
@@ -408,3 +408,18 @@ def applied(target: Target, remedies: list[Remedy]) -> contextlib.ExitStack:
             script_compiled(fn)
             stack.enter_context(_rebound(fn, torch.jit.script_if_tracing(fn)))
     return stack
+
+
+def inputs_for(first: Capture, before: Verification, counterexamples: list[str]
+               ) -> ExampleInputs:
+    """The example inputs of a trace with every ``pass-argument`` remedy applied: the first
+    trace's, with the arguments each remedy's counterexample passed (``counterexamples``:
+    their ``change``, as the findings' evidence names them; ``before``: the verification
+    whose variants they are)."""
+    kwargs = dict(first.inputs.kwargs)
+    for change in counterexamples:
+        variant = next((o.variant for o in before.outcomes if o.variant.change == change),
+                       None)
+        if variant is not None:
+            kwargs.update({k: v for k, v in variant.inputs.kwargs.items() if k not in kwargs})
+    return ExampleInputs(first.inputs.args, kwargs)
