@@ -20,6 +20,7 @@ __version__ = "0.1.0"
 _LAZY = {
     "visualize": "irviz.api", "diff": "irviz.api", "build": "irviz.api",
     "LintResult": "irviz.api", "Report": "irviz.api", "DiffResult": "irviz.api",
+    "trace": "irviz.api", "TraceResult": "irviz.api",
     "Visualization": "irviz.view", "Workspace": "irviz.workspace",
     "RenderOptions": "irviz.render.dot", "load": "irviz.frontends.loader",
     "capture": "irviz.frontends.capture",
@@ -28,9 +29,9 @@ _LAZY = {
 #: own module (``irviz.api.visualize`` after a bare ``import irviz``)
 _PACKAGES = {"lint": "irviz.lint", "report": "irviz.report", "api": "irviz.api"}
 
-__all__ = ["__version__", "visualize", "lint", "report", "diff", "build", "Visualization",
-           "Workspace", "RenderOptions", "load", "capture", "LintResult", "Report",
-           "DiffResult"]
+__all__ = ["__version__", "visualize", "lint", "report", "diff", "trace", "build",
+           "Visualization", "Workspace", "RenderOptions", "load", "capture", "LintResult",
+           "Report", "DiffResult", "TraceResult"]
 
 
 class _CallablePackage(types.ModuleType):

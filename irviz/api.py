@@ -9,11 +9,12 @@
 >>> for d in irviz.lint("samples/"): print(d.path, d.line, d.code, d.message)  # doctest: +SKIP
 >>> print(irviz.report("samples/fork_basics.py:example").markdown())   # doctest: +SKIP
 >>> irviz.diff("samples/decision_gate.py:MyCell", right_mode="trace").equal  # doctest: +SKIP
+>>> archive = irviz.trace(MyCell(), (x, h), "cell.pt").module        # doctest: +SKIP
 
 ``import irviz`` stays cheap: these names are loaded on first use (``irviz/__init__.py``).
 Everything here goes through :class:`irviz.workspace.Workspace`, the same pipeline the
-CLI and the Sphinx extension use; ``lint``, ``report`` and ``diff`` call the functions
-their commands call.
+CLI and the Sphinx extension use; ``lint``, ``report``, ``diff`` and ``trace`` call the
+functions their commands call.
 """
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
+from .commands.trace import TraceResult
 from .frontends.capture import Capture, capture
 from .frontends.loader import load
 from .render.dot import RenderOptions
@@ -28,7 +30,8 @@ from .view import Visualization
 from .workspace import Workspace
 
 __all__ = ["Visualization", "Workspace", "load", "capture", "build", "visualize",
-           "RenderOptions", "lint", "report", "diff", "LintResult", "Report"]
+           "RenderOptions", "lint", "report", "diff", "trace", "LintResult", "Report",
+           "TraceResult"]
 
 
 def build(cap: Capture) -> nx.DiGraph:
@@ -71,7 +74,11 @@ LINT_MODES = ("both", "script", "trace", "export")
 class LintResult:
     """The gated findings of every model linted: iterate it for the
     :class:`~irviz.lint.diagnostic.Diagnostic` records (``path``, ``line``, ``column``,
-    ``code``, ``severity``, ``message``, ``evidence``, ``hint``), as ``irviz lint`` prints them."""
+    ``code``, ``severity``, ``message``, ``evidence``, ``hint``), as ``irviz lint`` prints them.
+    A finding a counterexample proves carries the fix irviz verified for it, ``remedy``
+    (a :class:`~irviz.frontends.records.Remedy`: ``kind``, ``code`` to paste,
+    ``verified_on``), or, when none verified, ``remedy_tried``: each candidate and why it
+    failed. :func:`trace` applies the remedies."""
 
     findings: tuple = ()
     #: what the run remarked (a model skipped, a folder with no models)
@@ -236,3 +243,30 @@ def diff(left: object, right: object = None, *, left_mode: str = "script",
 
     ws = workspace or Workspace(inputs=inputs)
     return DiffResult(compare(ws, left, right, left_mode, right_mode, right_optimize))
+
+
+# -- trace ------------------------------------------------------------------------------
+
+def trace(model: object, inputs: object = None, output: object = None, *,
+          picture: bool = False, engine: str = "auto",
+          workspace: Workspace | None = None) -> TraceResult:
+    """The TorchScript archive to deploy, as ``irviz trace`` makes it: ``model`` (a spec
+    string or a model object naming one model) linted, every verified remedy applied to
+    one trace, and checked (runs, remedies, traces, same outputs on the lint's variant
+    inputs, saved and loaded back). ``output`` (a ``.pt`` path) is where the archive is
+    written, only when every check before passed; None keeps it in memory (it is still
+    saved to a buffer and loaded back). ``picture`` draws it beside ``output``.
+
+    The :class:`TraceResult` has ``ok``, ``checks``, ``remedies`` (the
+    :class:`~irviz.frontends.records.Remedy` records applied), ``findings`` and
+    ``blocking`` (the error findings no remedy fixes), and ``module``: the verified
+    ScriptModule, as loaded back (None when a check failed). A model that cannot be
+    loaded, traced inputs it cannot take or a bad ``output`` raise their
+    :class:`~irviz.errors.IrvizError`, where the CLI exits 2."""
+    from .commands.checklist import one_target
+    from .commands.trace import output_path, trace_target
+
+    ws = workspace or Workspace(inputs=inputs)
+    target = one_target(ws, model, "trace")
+    path = None if output is None else output_path(output, target)
+    return trace_target(ws, target, path, picture=picture, engine=engine)

@@ -106,7 +106,7 @@ def _whole(remedies) -> bool:
     return any(r.kind == "script-submodule" and not r.module for r in remedies)
 
 
-def _what(remedies) -> str:
+def _what(remedies, blocked: bool = False) -> str:
     """``torch.jit.trace with dg scripted in place`` for the traces check."""
     if _whole(remedies):
         return "torch.jit.script(model): the whole model scripted, nothing traced"
@@ -116,8 +116,10 @@ def _what(remedies) -> str:
     parts += ["the model in eval mode" for r in remedies if r.kind == "eval"]
     parts += [f"{', '.join(r.arguments)} passed" for r in remedies
               if r.kind == "pass-argument"]
-    return "torch.jit.trace" + (" with " + ", ".join(parts) if parts else
-                                ", no remedy needed")
+    if not parts:
+        return "torch.jit.trace" + (", no verified remedy to apply" if blocked else
+                                    ", no remedy needed")
+    return "torch.jit.trace with " + ", ".join(parts)
 
 
 class _Tracer:
@@ -177,7 +179,7 @@ class _Tracer:
             t.checks.append(Check("traces", False, f"{_what(t.remedies)} failed: "
                                                    f"{one_line(exc)}"))
             return t
-        t.checks.append(Check("traces", True, _what(t.remedies)))
+        t.checks.append(Check("traces", True, _what(t.remedies, bool(t.blocking))))
         # 4. same outputs
         random = self._random(run)
         t.checks.append(self._compared("same outputs", fixed, tried, t, random))
@@ -202,7 +204,9 @@ class _Tracer:
     def _remedies_check(self, t: TraceResult) -> Check:
         errors = [d for d in t.findings if d.severity == "error"]
         if not errors:
-            return Check("remedies", True, "none needed: no error finding")
+            others = len(t.findings)
+            return Check("remedies", True, "none needed: no error finding" + (
+                f" ({others} warning(s) or info: `irviz lint` shows them)" if others else ""))
         blocking = t.blocking
         if blocking:
             return Check("remedies", False,
@@ -296,10 +300,10 @@ class _Tracer:
         except Exception as exc:  # noqa: BLE001 - torch's refusal, in its words
             return Check("saved", False, f"torch.jit.save failed: {one_line(exc)}")
         data = buffer.getvalue()
-        where = "in memory (no output file given)"
+        where = f"serialized in memory ({len(data) // 1024} KB; no output file given)"
         if self.path is not None:
             write_atomic(self.path, data)
-            where = str(self.path)
+            where = f"{self.path} ({len(data) // 1024} KB)"
         try:
             loaded = torch.jit.load(str(self.path) if self.path else io.BytesIO(data))
         except Exception as exc:  # noqa: BLE001
@@ -314,7 +318,7 @@ class _Tracer:
         if self.path is not None:
             t.written.append(str(self.path))
         t.module = loaded
-        return Check("saved", True, f"{where} ({len(data) // 1024} KB), loaded back: "
+        return Check("saved", True, f"{where}, loaded back with torch.jit.load: "
                                     f"{again.detail}")
 
     def _remove(self) -> None:
@@ -336,11 +340,12 @@ class _Tracer:
         t.written.append(str(svg))
 
 
-def output_path(request: TraceRequest, target) -> Path:
-    """``-o``, checked before any work: a ``.pt`` in a writable folder."""
+def output_path(given: str | None, target) -> Path:
+    """``-o``, checked before any work: a ``.pt`` in a writable folder (default:
+    ``NAME.pt`` here; a folder: ``NAME.pt`` in it)."""
     from ..files import check_writable_dir
 
-    given = request.output
+    given = None if given is None else str(given)
     path = Path(given) if given else Path(f"{target.name}.pt")
     if given and (path.is_dir() or given.endswith("/")):
         path = path / f"{target.name}.pt"
@@ -427,7 +432,7 @@ def run(request: TraceRequest, workspace: Workspace) -> int:
                              hint=f"choose one of {', '.join(TRACE_FORMATS)}")
         with model_output_to_stderr():
             target = one_target(workspace, request.target, "trace")
-            path = output_path(request, target)
+            path = output_path(request.output, target)
             result = trace_target(workspace, target, path, picture=request.picture,
                                   engine=request.engine, console=console)
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
