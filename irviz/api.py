@@ -263,10 +263,7 @@ def trace(model: object, inputs: object = None, output: object = None, *,
     ScriptModule, as loaded back (None when a check failed). A model that cannot be
     loaded, traced inputs it cannot take or a bad ``output`` raise their
     :class:`~irviz.errors.IrvizError`, where the CLI exits 2."""
-    from .commands.checklist import one_target
-    from .commands.trace import output_path, trace_target
+    from .commands.trace import trace_model
 
-    ws = workspace or Workspace(inputs=inputs)
-    target = one_target(ws, model, "trace")
-    path = None if output is None else output_path(output, target)
-    return trace_target(ws, target, path, picture=picture, engine=engine)
+    return trace_model(workspace or Workspace(inputs=inputs), model, output,
+                       picture=picture, engine=engine)

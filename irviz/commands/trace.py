@@ -133,12 +133,6 @@ class _Tracer:
         self._archive_inputs = None
 
     def run(self) -> TraceResult:
-        from ..lint.runner import seeded
-
-        with seeded():   # the same numbers as `irviz lint` on this model
-            return self._run()
-
-    def _run(self) -> TraceResult:
         import torch
 
         from ..frontends.records import COMPILED_KINDS
@@ -345,7 +339,7 @@ def output_path(given: str | None, target) -> Path:
     ``NAME.pt`` here; a folder: ``NAME.pt`` in it)."""
     from ..files import check_writable_dir
 
-    given = None if given is None else str(given)
+    given = str(given) if given else None
     path = Path(given) if given else Path(f"{target.name}.pt")
     if given and (path.is_dir() or given.endswith("/")):
         path = path / f"{target.name}.pt"
@@ -356,14 +350,23 @@ def output_path(given: str | None, target) -> Path:
     return path
 
 
-def trace_target(ws: Workspace, target, path: Path | None, *, picture: bool = False,
-                 engine: str = "auto", console: Console | None = None) -> TraceResult:
-    """``target`` traced with its verified remedies and checked; the archive written to
-    ``path`` (None: kept in memory) and, with ``picture``, drawn beside it."""
-    tracer = _Tracer(ws, target, path, console or Console(True))
-    result = tracer.run()
-    if picture and path is not None and str(path) in result.written:
-        tracer.picture(result, engine)
+def trace_model(ws: Workspace, model: object, output: object = None, *,
+                picture: bool = False, engine: str = "auto",
+                console: Console | None = None) -> TraceResult:
+    """The one model ``model`` names (a spec or a model object) traced with its verified
+    remedies and checked; the archive written to ``output`` (``""``: ``NAME.pt`` here, the
+    CLI's default; a folder: ``NAME.pt`` in it; None: kept in memory) and,
+    with ``picture``, drawn beside it. Loaded and linted under the seed ``irviz lint``
+    uses: random weights and inputs are the numbers lint saw."""
+    from ..lint.runner import seeded
+
+    with seeded():
+        target = one_target(ws, model, "trace")
+        path = None if output is None else output_path(output, target)
+        tracer = _Tracer(ws, target, path, console or Console(True))
+        result = tracer.run()
+        if picture and path is not None and str(path) in result.written:
+            tracer.picture(result, engine)
     return result
 
 
@@ -431,10 +434,9 @@ def run(request: TraceRequest, workspace: Workspace) -> int:
             raise UsageError(f"unknown --format {request.fmt!r}",
                              hint=f"choose one of {', '.join(TRACE_FORMATS)}")
         with model_output_to_stderr():
-            target = one_target(workspace, request.target, "trace")
-            path = output_path(request.output, target)
-            result = trace_target(workspace, target, path, picture=request.picture,
-                                  engine=request.engine, console=console)
+            result = trace_model(workspace, request.target, request.output or "",
+                                 picture=request.picture, engine=request.engine,
+                                 console=console)
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
     if request.fmt == "json":
