@@ -140,7 +140,7 @@ def test_no_verified_remedy_fails_with_why_and_writes_nothing(tmp_path):
     out.mkdir()
     result = trace(f"{tmp_path / 'nofix.py'}:Cell", "-o", out / "cell.pt")
     assert result.exit_code == 1, (result.stdout, result.stderr)
-    assert "✗ remedies      1 of 1 error finding(s) have no verified remedy" in result.stdout
+    assert "✗ remedies      1 of 1 error finding has no verified remedy" in result.stdout
     assert "nofix.py:10 IRV101" in result.stdout and "no verified remedy:" in result.stdout
     assert ("tried model.gate = torch.jit.script(model.gate): does not compile"
             in result.stdout)

@@ -97,6 +97,13 @@ class TraceResult:
         return f"<TraceResult {self.target}: {done}, {len(self.remedies)} remedies>"
 
 
+def _count(n: int, word: str) -> str:
+    """``1 error finding``, ``2 verified remedies``."""
+    if n == 1:
+        return f"1 {word}"
+    return f"{n} {word[:-1] + 'ies' if word.endswith('y') else word + 's'}"
+
+
 def _unique(remedies) -> list:
     """One of each remedy (two findings fixed by one scripted submodule apply it once)."""
     return list({r.code: r for r in remedies}.values())
@@ -200,14 +207,16 @@ class _Tracer:
         if not errors:
             others = len(t.findings)
             return Check("remedies", True, "none needed: no error finding" + (
-                f" ({others} warning(s) or info: `irviz lint` shows them)" if others else ""))
+                f" ({_count(others, 'other finding')}: `irviz lint` shows them)"
+                if others else ""))
         blocking = t.blocking
         if blocking:
-            return Check("remedies", False,
-                         f"{len(blocking)} of {len(errors)} error finding(s) have no verified "
-                         "remedy")
-        return Check("remedies", True, f"{len(t.remedies)} verified remedy(ies) fix the "
-                                       f"{len(errors)} error finding(s)")
+            return Check("remedies", False, f"{len(blocking)} of {_count(len(errors), 'error finding')} "
+                                            f"{'has' if len(blocking) == 1 else 'have'} no "
+                                            "verified remedy")
+        fix = "fixes" if len(t.remedies) == 1 else "fix"
+        return Check("remedies", True, f"{_count(len(t.remedies), 'verified remedy')} {fix} "
+                                       f"the {_count(len(errors), 'error finding')}")
 
     def _trace_error(self) -> str:
         found = self.ws.captured(self.target, "trace")
@@ -276,8 +285,8 @@ class _Tracer:
             return Check(name, False, f"differs from the Python model on {len(bad)} of "
                                       f"{total} inputs: "
                          + "; ".join(o.summary() for o in bad[:3]))
-        return Check(name, True, f"the example and {total - 1} variant input(s) match the "
-                                 f"Python model ({after.compared} compared)")
+        return Check(name, True, f"the example and {_count(total - 1, 'variant input')} "
+                                 f"match the Python model ({after.compared} compared)")
 
     # -- save ---------------------------------------------------------------------------
 
@@ -312,8 +321,8 @@ class _Tracer:
         if self.path is not None:
             t.written.append(str(self.path))
         t.module = loaded
-        return Check("saved", True, f"{where}, loaded back with torch.jit.load: "
-                                    f"{again.detail}")
+        return Check("saved", True, f"{where}, loaded back with torch.jit.load: the same "
+                                    "inputs match again")
 
     def _remove(self) -> None:
         if self.path is not None:
