@@ -181,6 +181,7 @@ class _Tracer:
                                                    f"{one_line(exc)}"))
             return t
         t.checks.append(Check("traces", True, _what(t.remedies, bool(t.blocking))))
+        t.notes += [n for n in fixed.notes if n not in t.notes]   # how the archive is called
         # 4. same outputs
         random = self._random(run)
         t.checks.append(self._compared("same outputs", fixed, tried, t, random))
@@ -205,10 +206,9 @@ class _Tracer:
     def _remedies_check(self, t: TraceResult) -> Check:
         errors = [d for d in t.findings if d.severity == "error"]
         if not errors:
-            others = len(t.findings)
+            warned = sum(1 for d in t.findings if d.severity == "warning")
             return Check("remedies", True, "none needed: no error finding" + (
-                f" ({_count(others, 'other finding')}: `irviz lint` shows them)"
-                if others else ""))
+                f" ({_count(warned, 'warning')}: `irviz lint` shows them)" if warned else ""))
         blocking = t.blocking
         if blocking:
             return Check("remedies", False, f"{len(blocking)} of {_count(len(errors), 'error finding')} "
