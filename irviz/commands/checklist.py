@@ -4,10 +4,13 @@ Markdown table; and what both say of a model's inputs and errors in those rows."
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
 
+#: what a checklist is printed as (``--format``)
+FORMATS = ("text", "json", "markdown")
 #: how a check's ``ok`` is shown: passed, failed, not reached
 MARK = {True: "✓", False: "✗", None: "–"}
 
@@ -62,6 +65,22 @@ def one_target(workspace, spec: str, command: str):
     return targets[0]
 
 
+def output_file(given: object, name: str, suffixes: tuple[str, ...], what: str) -> Path:
+    """``-o``, checked before any work: a file ending in one of ``suffixes`` in a writable
+    folder. Default ``NAME`` + the first suffix here; a folder: that name in it."""
+    from ..files import check_writable_dir
+
+    given = str(given) if given else None
+    path = Path(given) if given else Path(name + suffixes[0])
+    if given and (path.is_dir() or given.endswith("/")):
+        path = path / (name + suffixes[0])
+    if path.suffix not in suffixes:
+        raise UsageError(f"-o {given}: {what} are saved as {suffixes[0]}",
+                         hint=f"use -o {path.with_suffix(suffixes[0])}")
+    check_writable_dir(path.parent if str(path.parent) else Path("."))
+    return path
+
+
 def tensors(value: Any) -> list:
     """The tensor leaves of an output or of inputs, in order."""
     import torch
@@ -80,3 +99,23 @@ def one_line(exc: BaseException) -> str:
     """``RuntimeError: the last line of its message``."""
     lines = [line for line in str(exc).strip().splitlines() if line.strip()]
     return f"{type(exc).__name__}: {lines[-1].strip() if lines else ''}"
+
+
+def check_format(fmt: str) -> None:
+    """``--format`` is one of :data:`FORMATS`."""
+    if fmt not in FORMATS:
+        raise UsageError(f"unknown --format {fmt!r}", hint=f"choose one of {', '.join(FORMATS)}")
+
+
+def print_checklist(result, fmt: str, to_text, to_markdown) -> None:
+    """``result`` on stdout: its ``to_dict()`` as JSON, or ``to_text`` / ``to_markdown`` of
+    it."""
+    import json
+    import sys
+
+    if fmt == "json":
+        text = json.dumps(result.to_dict(), indent=1) + "\n"
+    else:
+        text = (to_markdown if fmt == "markdown" else to_text)(result)
+    sys.stdout.write(text)
+    sys.stdout.flush()

@@ -14,26 +14,24 @@ Exit 0 when it converted and every output matched, 1 when it did not, 2 on a use
 from __future__ import annotations
 
 import io
-import json
 import re
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InputsError, UsageError
+from ..errors import InputsError
 from ..exits import fail
 from ..workspace import Workspace
 from .checklist import MARK as _MARK
-from .checklist import Check, markdown_table, one_target, passed, text_row
+from .checklist import (Check, check_format, markdown_table, one_target, output_file, passed,
+                        print_checklist, text_row)
 from .checklist import rows as in_order
 from .checklist import describe as _describe
 from .checklist import one_line as _one_line
 from .checklist import tensors as _leaves
 from .common import Console, model_output_to_stderr, start
 
-#: what `irviz migrate --format` prints
-MIGRATE_FORMATS = ("text", "json", "markdown")
 MIGRATED, NOT_MIGRATED = 0, 1
 #: outputs within this of each other are the same (float32 kernels differ in the last bits
 #: between TorchScript and the exported program's decompositions)
@@ -156,16 +154,8 @@ class _Migrator:
         return one_target(self.ws, self.request.target, "migrate")
 
     def output_path(self, target) -> Path:
-        from ..files import check_writable_dir
-
-        path = Path(self.request.output) if self.request.output else Path(f"{target.name}.pt2")
-        if self.request.output and (path.is_dir() or self.request.output.endswith("/")):
-            path = path / f"{target.name}.pt2"
-        if path.suffix != ".pt2":
-            raise UsageError(f"-o {self.request.output}: torch.export programs are saved as "
-                             ".pt2", hint=f"use -o {path.with_suffix('.pt2')}")
-        check_writable_dir(path.parent if str(path.parent) else Path("."))
-        return path
+        return output_file(self.request.output, target.name, (".pt2",),
+                           "torch.export programs")
 
     def run(self) -> Migration:
         import torch
@@ -477,24 +467,13 @@ def checklist_rows(m: Migration) -> list[tuple[str, str, str]]:
 
 
 def run(request: MigrateRequest, workspace: Workspace) -> int:
-    import sys
-
     console = Console(request.quiet)
     try:
         start()
-        if request.fmt not in MIGRATE_FORMATS:
-            raise UsageError(f"unknown --format {request.fmt!r}",
-                             hint=f"choose one of {', '.join(MIGRATE_FORMATS)}")
+        check_format(request.fmt)
         with model_output_to_stderr():
             migration = _Migrator(request, workspace, console).run()
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
-    if request.fmt == "json":
-        text = json.dumps(migration.to_dict(), indent=1) + "\n"
-    elif request.fmt == "markdown":
-        text = to_markdown(migration)
-    else:
-        text = to_text(migration)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    print_checklist(migration, request.fmt, to_text, to_markdown)
     return MIGRATED if migration.migrated else NOT_MIGRATED

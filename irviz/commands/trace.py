@@ -25,7 +25,6 @@ and loops. Exit 0 when every check passed, 1 when one failed, 2 on a user error.
 from __future__ import annotations
 
 import io
-import json
 import os
 import warnings
 from dataclasses import dataclass, field, replace
@@ -35,12 +34,10 @@ from typing import Any
 from ..errors import InputsError, UsageError
 from ..exits import fail
 from ..workspace import Workspace
-from .checklist import Check, describe, markdown_table, one_line, one_target, passed, rows, \
-    text_row
+from .checklist import (Check, check_format, describe, markdown_table, one_line, one_target,
+                        output_file, passed, print_checklist, rows, text_row)
 from .common import Console, model_output_to_stderr, start
 
-#: what ``irviz trace --format`` prints
-TRACE_FORMATS = ("text", "json", "markdown")
 TRACED, NOT_TRACED = 0, 1
 #: the checklist, in order
 ORDER = ("runs", "remedies", "traces", "same outputs", "saved")
@@ -211,8 +208,9 @@ class _Tracer:
                 f" ({_count(warned, 'warning')}: `irviz lint` shows them)" if warned else ""))
         blocking = t.blocking
         if blocking:
-            return Check("remedies", False, f"{len(blocking)} of {_count(len(errors), 'error finding')} "
-                                            f"{'has' if len(blocking) == 1 else 'have'} no "
+            has = "has" if len(blocking) == 1 else "have"
+            return Check("remedies", False, f"{len(blocking)} of "
+                                            f"{_count(len(errors), 'error finding')} {has} no "
                                             "verified remedy")
         fix = "fixes" if len(t.remedies) == 1 else "fix"
         return Check("remedies", True, f"{_count(len(t.remedies), 'verified remedy')} {fix} "
@@ -343,22 +341,6 @@ class _Tracer:
         t.written.append(str(svg))
 
 
-def output_path(given: str | None, target) -> Path:
-    """``-o``, checked before any work: a ``.pt`` in a writable folder (default:
-    ``NAME.pt`` here; a folder: ``NAME.pt`` in it)."""
-    from ..files import check_writable_dir
-
-    given = str(given) if given else None
-    path = Path(given) if given else Path(f"{target.name}.pt")
-    if given and (path.is_dir() or given.endswith("/")):
-        path = path / f"{target.name}.pt"
-    if path.suffix not in SUFFIXES:
-        raise UsageError(f"-o {given}: a TorchScript archive is saved as .pt",
-                         hint=f"use -o {path.with_suffix('.pt')}")
-    check_writable_dir(path.parent if str(path.parent) else Path("."))
-    return path
-
-
 def trace_model(ws: Workspace, model: object, output: object = None, *,
                 picture: bool = False, engine: str = "auto",
                 console: Console | None = None) -> TraceResult:
@@ -371,7 +353,8 @@ def trace_model(ws: Workspace, model: object, output: object = None, *,
 
     with seeded():
         target = one_target(ws, model, "trace")
-        path = None if output is None else output_path(output, target)
+        path = None if output is None else output_file(output, target.name, SUFFIXES,
+                                                       "TorchScript archives")
         tracer = _Tracer(ws, target, path, console or Console(True))
         result = tracer.run()
         if picture and path is not None and str(path) in result.written:
@@ -434,26 +417,15 @@ def to_markdown(t: TraceResult) -> str:
 
 
 def run(request: TraceRequest, workspace: Workspace) -> int:
-    import sys
-
     console = Console(request.quiet)
     try:
         start()
-        if request.fmt not in TRACE_FORMATS:
-            raise UsageError(f"unknown --format {request.fmt!r}",
-                             hint=f"choose one of {', '.join(TRACE_FORMATS)}")
+        check_format(request.fmt)
         with model_output_to_stderr():
             result = trace_model(workspace, request.target, request.output or "",
                                  picture=request.picture, engine=request.engine,
                                  console=console)
     except Exception as exc:  # noqa: BLE001 - every error is reported, never a traceback
         return fail(exc, request.debug)
-    if request.fmt == "json":
-        text = json.dumps(result.to_dict(), indent=1) + "\n"
-    elif request.fmt == "markdown":
-        text = to_markdown(result)
-    else:
-        text = to_text(result)
-    sys.stdout.write(text)
-    sys.stdout.flush()
+    print_checklist(result, request.fmt, to_text, to_markdown)
     return TRACED if result.ok else NOT_TRACED
