@@ -38,6 +38,7 @@ import torch
 from .capture import Capture, capture, raised, script_compiled
 from .inputs import ExampleInputs
 from .records import Attempt, Remedy, SourceEdit, Target
+from .source_edits import eval_in_factory
 from .variants import Variant, variants
 from .verification import Preserved, Verification, verify
 
@@ -232,9 +233,9 @@ def _in_eval(model: torch.nn.Module) -> Iterator[None]:
             m.training = mode
 
 
-def _eval() -> Candidate:
-    return Candidate(Remedy("eval", "model.eval()  # before torch.jit.trace", 0),
-                     _in_eval, eval_mode=True)
+def _eval(target: Target) -> Candidate:
+    return Candidate(Remedy("eval", "model.eval()  # before torch.jit.trace", 0,
+                            edit=eval_in_factory(target)), _in_eval, eval_mode=True)
 
 
 def _pass_argument(first: Capture, variant: Variant) -> Candidate | None:
@@ -257,7 +258,7 @@ def candidates(first: Capture, finding: Finding, counterexample: Variant | None
     out: list[Candidate] = []
     if finding.kind == "mode" or (counterexample is not None and counterexample.kind == "mode"):
         if isinstance(root, torch.nn.Module) and root.training:
-            out.append(_eval())
+            out.append(_eval(first.target))
     if counterexample is not None and counterexample.kind == "argument":
         passed = _pass_argument(first, counterexample)
         if passed is not None:
