@@ -332,6 +332,14 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
               help="The TARGETs are `--format json` outputs of earlier runs (e.g. the "
                    "--shard runs of a CI matrix): merge their findings as one run's (one "
                    "per code and line) and write them in --format.")
+@click.option("--fix", is_flag=True,
+              help="Apply the verified remedies that are edits of your own source "
+                   "(@torch.jit.script_if_tracing, .eval() in the factory), each written "
+                   "only after the edited file, linted again, shows the counterexample "
+                   "gone; remedies for the deployment code are printed, not applied.")
+@click.option("--diff", is_flag=True,
+              help="Print the --fix edits as a unified diff and write nothing; exit 1 "
+                   "when there are any.")
 @click.option("-v", "--verbose", is_flag=True,
               help="Print how long each stage took (the verification included).")
 @click.option("-q", "--quiet", is_flag=True, help="Only print findings and errors.")
@@ -340,8 +348,8 @@ def _codes(values: tuple[str, ...]) -> list[str] | None:
 @_isolation_options
 def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, strict, inputs,
          dynamic_dims, no_exec, show_unconfirmed, show_info, verify, no_hints, jobs, no_cache,
-         shard, force_exclude, merge, verbose, quiet, debug, config_path, isolate, timeout,
-         memory_limit):
+         shard, force_exclude, merge, fix, diff, verbose, quiet, debug, config_path, isolate,
+         timeout, memory_limit):
     """Find tracing and fork/wait pitfalls in the models of each TARGET.
 
     TARGET is a file, FILE.py:NAME, package.module:NAME, a .pt archive, or a folder
@@ -362,7 +370,7 @@ def lint(targets, select, ignore, extend_select, fmt, output, exit_zero, mode, s
          show_info=bool(show_info), verify=verify, no_hints=no_hints, verbose=verbose,
          quiet=quiet, strict=strict, jobs=jobs, cache=not no_cache, shard=_parsed_shard(shard),
          timeout=timeout, memory_limit=memory_limit, force_exclude=force_exclude,
-         merge=merge)
+         merge=merge, fix=fix, diff=diff)
 
 
 def _parsed_shard(value: str | None):

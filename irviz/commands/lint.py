@@ -44,6 +44,10 @@ class LintRequest:
     force_exclude: bool = False
     #: the targets are ``--format json`` outputs of earlier runs (``--shard``): merge them
     merge: bool = False
+    #: ``--fix``: write the verified remedies that are edits of the user's source
+    fix: bool = False
+    #: ``--diff``: print those edits as a unified diff, write nothing
+    diff: bool = False
 
 
 def run(request: LintRequest, workspace) -> int:
@@ -56,6 +60,14 @@ def run(request: LintRequest, workspace) -> int:
     console = Console(request.quiet)
     if request.merge:
         return _merge(request, console)
+    if request.fix or request.diff:
+        from ..errors import UsageError
+
+        refused = [f"--{n.replace('_', '-')}" for n in ("no_exec", "shard") if getattr(request, n)]
+        if refused:
+            return fail(UsageError(f"--fix/--diff cannot be combined with {', '.join(refused)}",
+                                   hint="a fix is verified by running the model; lint the "
+                                        "whole target"), request.debug)
     make_workspace = workspace if callable(workspace) else (lambda: workspace)
     made: list = []
     try:
@@ -80,29 +92,47 @@ def run(request: LintRequest, workspace) -> int:
         if request.mode != "export" and request.strict:
             console.say("note: --strict only apply with --mode export")
 
+        def session(ws):
+            """The lint session on ``ws``, with the run's options."""
+            from ..lint.layers.context import LintOptions
+            from ..lint.session import LintSession
+
+            ws.set_export_options(request.mode, request.strict,
+                                  tuple(export["dynamic_dims"]))
+            return LintSession(ws, LintOptions(**{k: v for k, v in fields.items()
+                                                  if v is not None}))
+
         def prepare():
             """Torch, the workspace and the lint session: only when something is linted."""
             start()
-            from ..lint.layers.context import LintOptions
-            from ..lint.session import LintSession
             from ..gc_pause import freeze_loaded_objects
 
             ws = make_workspace()
             made.append(ws)
-            ws.set_export_options(request.mode, request.strict,
-                                  tuple(export["dynamic_dims"]))
             if request.verbose:
                 from ..progress import Stages
 
                 ws.stages = Stages()
-            options = LintOptions(**{k: v for k, v in fields.items() if v is not None})
             freeze_loaded_objects()  # torch's own objects: the bulk of a full collection
-            return LintSession(ws, options)
+            return session(ws)
+
+        def relint(specs):
+            """``--fix``: the edited copies linted through a fresh workspace and session."""
+            from ..workspace import Workspace
+
+            start()
+            fresh = Workspace(inputs=getattr(workspace, "inputs", None), config=config)
+            return session(fresh).run(specs, gate)
 
         with model_output_to_stderr():
             report, done = lint_batch(config, settings_of(config, getattr(
                 workspace, "inputs", None), fields, export), list(request.targets), gate,
                 batch, prepare)
+            fixed = None
+            if request.fix or request.diff:
+                from ..lint.fix import fix
+
+                fixed = fix(report.diagnostics, relint, write=not request.diff)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     for _, error in report.errors:
@@ -123,12 +153,40 @@ def run(request: LintRequest, workspace) -> int:
                        + (f" ({request.jobs} jobs)" if request.jobs > 1 else ""))
     if done["cache"] is not None and done["cache"].write_failed:
         console.say(f"note: the lint cache was not written ({done['cache'].write_failed})")
+    if fixed is not None:
+        return _fixed(request, console, report, fixed)
     try:
         _write_findings(request, report.diagnostics)
     except Exception as exc:  # noqa: BLE001
         return fail(exc, request.debug)
     console.say(report.summary(info_shown=request.show_info or request.fmt != "text"))
     return report.exit_code(request.exit_zero)
+
+
+def _fixed(request: LintRequest, console: Console, report, fixed) -> int:
+    """``--fix``: the findings left (lines moved where edits moved them), and ``Fixed N
+    findings (M remaining).``; the exit code counts those left. ``--diff``: the diff of
+    the verified edits, ``Would fix ...``, exit 1 when there is one (ruff's)."""
+    from ..lint.run_report import CLEAN, COULD_NOT_RUN, FINDINGS
+
+    remaining = fixed.remaining(report.diagnostics)
+    left = sum(d.severity != "info" for d in remaining)
+    for skipped in fixed.skipped:
+        console.say(skipped.line())
+    try:
+        if request.diff:
+            _emit(request, "".join(f.diff() for f in fixed.files))
+        else:
+            _write_findings(request, remaining)
+    except Exception as exc:  # noqa: BLE001
+        return fail(exc, request.debug)
+    count = len(fixed.fixed)
+    console.say(f"{'Would fix' if request.diff else 'Fixed'} {count} finding"
+                f"{'' if count == 1 else 's'} ({left} remaining).")
+    if report.errors:
+        return COULD_NOT_RUN
+    changes = bool(fixed.files) if request.diff else left > 0
+    return FINDINGS if changes and not request.exit_zero else CLEAN
 
 
 def _merge(request: LintRequest, console: Console) -> int:
@@ -174,7 +232,6 @@ def _write_findings(request: LintRequest, diagnostics: list) -> None:
     """The findings in ``--format`` to ``-o`` (atomically) or stdout; text shows info
     findings only with ``--show-info``."""
     from .. import __version__ as version
-    from ..files import write_atomic
     from ..lint.registry import REGISTRY
     from ..report.formatters import FORMATTERS
 
@@ -186,6 +243,13 @@ def _write_findings(request: LintRequest, diagnostics: list) -> None:
         used = sorted({d.code for d in diagnostics if d.code in REGISTRY})
         text = formatter(diagnostics, rules=[REGISTRY.get(c) for c in used],
                          tool_version=version)
+    _emit(request, text)
+
+
+def _emit(request: LintRequest, text: str) -> None:
+    """``text`` to ``-o`` (atomically) or stdout."""
+    from ..files import write_atomic
+
     if request.output and request.output != "-":
         write_atomic(request.output, text.encode("utf-8"))
     else:
