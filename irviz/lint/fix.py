@@ -171,11 +171,13 @@ def _why_not(report: RunReport, edited: FileFix, copy: str, diagnostics: list[Di
              ) -> str | None:
     """Why the lint of the edited copy does not show the fix (None: it does)."""
     def named(text: str) -> str:
+        text = text.replace(copy, display_path(edited.path))
         return text.replace(os.path.basename(copy), os.path.basename(edited.path))
 
     if report.errors:
         _, error = report.errors[0]
-        return f"the edited file could not be linted on its own: {named(error.message)}"
+        return (f"not verified: the edited file, linted on its own, failed: "
+                f"{named(error.message)}; apply the edit by hand")
     left = {(_real(d.path), d.code, d.line): d for d in report.diagnostics
             if _is_counterexample(d)}
     for d in edited.fixed:
@@ -228,7 +230,8 @@ def fix(diagnostics: list[Diagnostic], relint: Relint, write: bool = True) -> Fi
         if edit is None:
             result.skipped.append(Skipped(d, "deployment code"))
         elif is_installed_library_file(edit.path):
-            result.skipped.append(Skipped(d, f"{edit.path} is in an installed library"))
+            result.skipped.append(Skipped(d, "in an installed library: "
+                                               f"{display_path(edit.path)}"))
         elif d.target is None:
             result.skipped.append(Skipped(d, "no model named to verify it on"))
         elif not os.path.isfile(edit.path):
