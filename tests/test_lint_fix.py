@@ -83,6 +83,29 @@ def test_fix_decorates_the_free_function_and_the_model_then_lints_clean(tmp_path
     assert "All checks passed for 1 model" in again.stderr
 
 
+def test_the_findings_left_are_shown_where_the_edit_moved_them_and_fail_the_run(tmp_path):
+    model = tmp_path / "rescale.py"
+    model.write_text(FREE_FUNCTION + textwrap.dedent('''\
+
+
+        class Gate(torch.nn.Module):
+            def forward(self, x):
+                if x.sum() > 0:
+                    return x
+                return -x
+
+
+        example_inputs["Gate"] = lambda: (torch.rand(3, 4),)
+        '''))
+    gate_line = model.read_text().splitlines().index("        if x.sum() > 0:") + 1
+    result = lint_cli("--fix", "--no-cache", "rescale.py", cwd=tmp_path)
+    assert result.exit_code == 1, (result.stdout, result.stderr)   # one finding is left
+    assert "Fixed 1 finding (1 remaining)." in result.stderr
+    assert "not applied: rescale.py:" in result.stderr   # Gate's remedy scripts the model
+    assert result.stdout.startswith(f"rescale.py:{gate_line + 1}:12: IRV101 ")
+    assert model.read_text().splitlines()[gate_line] == "        if x.sum() > 0:"
+
+
 def test_fix_keeps_the_files_line_endings(tmp_path):
     model = tmp_path / "rescale.py"
     model.write_bytes(FREE_FUNCTION.replace("\n", "\r\n").encode())

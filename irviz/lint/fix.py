@@ -209,6 +209,8 @@ def _verified(edited: FileFix, diagnostics: list[Diagnostic], relint: Relint,
             handle.write(edited.after.encode("utf-8"))
         targets = list(dict.fromkeys(d.target for d in edited.fixed))
         why = _why_not(relint([f"{copy}:{t}" for t in targets]), edited, copy, diagnostics)
+        if why is None and Path(original).read_bytes() != edited.before.encode("utf-8"):
+            why = "the file changed while the edit was verified"
         if why is None and write:
             shutil.copymode(original, copy)
             os.replace(copy, original)
