@@ -162,7 +162,7 @@ def test_a_class_without_factory_and_a_scripted_submodule_are_printed_not_applie
 
 
 def test_a_finding_in_an_installed_library_is_never_edited(tmp_path):
-    library = tmp_path / "site-packages" / "fakelib"
+    library = tmp_path / "site-packages" / "irviz_fix_testlib"
     library.mkdir(parents=True)
     (library / "__init__.py").write_text(FREE_FUNCTION.split("\n\nclass ")[0] + "\n")
     model = tmp_path / "uses_lib.py"
@@ -173,7 +173,7 @@ def test_a_finding_in_an_installed_library_is_never_edited(tmp_path):
         import torch
 
         sys.path.insert(0, str(Path(__file__).parent / "site-packages"))
-        from fakelib import rescale  # noqa: E402
+        from irviz_fix_testlib import rescale  # noqa: E402
 
 
         class Rescale(torch.nn.Module):
@@ -190,7 +190,7 @@ def test_a_finding_in_an_installed_library_is_never_edited(tmp_path):
 
     result = lint_cli("--fix", "--no-cache", "uses_lib.py", cwd=tmp_path)
     assert result.exit_code == 1, result.stderr
-    assert "(in an installed library: site-packages/fakelib/__init__.py)" in result.stderr
+    assert "(in an installed library: site-packages/irviz_fix_testlib/__init__.py)" in result.stderr
     assert "Fixed 0 findings (1 remaining)." in result.stderr
     assert (library / "__init__.py").read_bytes() == before
     assert not list(tmp_path.rglob("_irviz_fix_*"))
