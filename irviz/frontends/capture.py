@@ -138,6 +138,8 @@ class Capture:
         """Run the compiled model on ``inputs`` (default: the capture's own). A trace takes
         the inputs the way it was traced: every one positionally."""
         inputs = inputs if inputs is not None else self.inputs
+        if self.compiled is None and self.trace_graph is not None and inputs is not None:
+            return self.trace_graph.run(inputs.flat)   # no TracedModule needed to run it
         run = entry_callable(self.scripted, self.entry)
         if inputs is None:
             return run()

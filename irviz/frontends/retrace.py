@@ -134,7 +134,8 @@ def _retrace(first: Capture, new_inputs: ExampleInputs, change: str) -> Retrace:
     except Exception:  # the Python model runs, the first trace breaks: a shape was baked in
         differ = True
     try:
-        second = capture(first.target, "trace", new_inputs)
+        # only its graph is read: not the lines its run executed (a line tracer's cost)
+        second = capture(first.target, "trace", new_inputs, lines=False)
     except Exception as exc:
         return Retrace(new_inputs, change, None, f"tracing on {change} failed: {exc}", differ)
     return Retrace(new_inputs, change, second, None, differ)

@@ -75,6 +75,18 @@ class TraceGraph:
     #: per node of :attr:`nodes`: its kind (read from torch once, here; the graph build
     #: reads them too)
     kinds: list[str] = field(default_factory=list)
+    #: the graph as a function (:meth:`run`), made the first time it runs
+    _function: Any = field(default=None, repr=False)
+
+    def run(self, flat: tuple) -> Any:
+        """Run the traced graph on ``flat`` (the model's inputs, as traced) with the
+        model's parameters and buffers, as its TracedModule would: lint runs the trace on
+        every variant without making the TracedModule, a second ``torch.jit.trace`` (2.3
+        of lint's 19.5 CPU seconds on the transformers corpus). The function runs a copy
+        of the graph, so what draws the picture may annotate the graph itself."""
+        if self._function is None:
+            self._function = torch._C._create_function_from_graph("forward", self.graph.copy())
+        return self._function(*flat, *(tensor for _, tensor in self.state))
 
 
 def supported(obj: Any) -> bool:
