@@ -14,8 +14,12 @@ in the machine's load falls on both:
 
 Usage::
 
-    python benchmarks/lint_vs_trace.py [--rounds 3] [--tree DIR] [--markdown]
+    python benchmarks/lint_vs_trace.py [--rounds 3] [--tree DIR] [--before DIR] [--markdown]
 
+``--before DIR`` lints with another checkout's irviz in the same rounds (a before/after
+pair measured side by side, the order rotating), and says whether the two gave the same
+findings. The ratio is of CPU time (the children's user + system): on a shared machine
+the wall time of one process moves 2x from round to round, its CPU time much less.
 ``--markdown`` appends a section to ``benchmarks/RESULTS-lint.md`` with the command.
 """
 from __future__ import annotations
@@ -104,59 +108,83 @@ def _floor(env: dict, timeout: float) -> tuple[float, dict]:
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _summary(xs: list[float]) -> str:
+    return f"{statistics.median(xs):.1f} s | {min(xs):.1f} s | {max(xs):.1f} s | {len(xs)}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--tree", type=Path, default=None)
+    ap.add_argument("--before", type=Path, default=None,
+                    help="another checkout whose lint runs in the same rounds (before/after "
+                         "side by side); their findings are compared too")
     ap.add_argument("--timeout", type=float, default=900)
     ap.add_argument("--markdown", action="store_true")
     args = ap.parse_args(argv)
     if args.child:
         print(json.dumps(trace_only()))
         return 0
-    env = child_env(args.tree, torchvision=False)
+    envs = {"lint": child_env(args.tree, torchvision=False)}
+    if args.before is not None:
+        envs["before"] = child_env(args.before, torchvision=False)
+    sides = ["floor", *envs]
     load_before = loadavg()
-    floors, lints, floor_info, lint_counts = [], [], None, {}
-    cpu: dict[str, list[float]] = {"floor": [], "lint": []}
+    wall: dict[str, list[float]] = {side: [] for side in sides}
+    cpu: dict[str, list[float]] = {side: [] for side in sides}
+    floor_info, counts, findings = None, {}, {}
     for i in range(args.rounds):
-        for side in (("floor", "lint") if i % 2 == 0 else ("lint", "floor")):
+        for side in sides[i % len(sides):] + sides[:i % len(sides)]:   # rotating order
             cpu_before = _children_cpu()
             if side == "floor":
-                wall, floor_info = _floor(env, args.timeout)
-                floors.append(wall)
+                seconds, floor_info = _floor(envs["lint"], args.timeout)
             else:
-                res = run_lint(CORPUS, env, args.timeout, ("--no-cache",))
-                lints.append(res["wall"])
-                lint_counts = count(res["findings"] or [])
+                res = run_lint(CORPUS, envs[side], args.timeout, ("--no-cache",))
+                seconds, findings[side] = res["wall"], res["findings"] or []
+                counts[side] = count(findings[side])
+            wall[side].append(seconds)
             cpu[side].append(_children_cpu() - cpu_before)
-            print(f"round {i + 1} {side}: {(floors if side == 'floor' else lints)[-1]:.1f} s "
-                  f"wall, {cpu[side][-1]:.1f} s CPU", file=sys.stderr, flush=True)
-    floor, lint = statistics.median(floors), statistics.median(lints)
-    ratio = lint / floor
-    print(f"trace only: median {floor:.1f} s {sorted(round(f, 1) for f in floors)}; "
-          f"lint: median {lint:.1f} s {sorted(round(x, 1) for x in lints)}; ratio {ratio:.2f}x; "
-          f"traced {floor_info['traced']}, failed {floor_info['failed']}; lint findings "
-          f"{lint_counts.get('findings')}, errors+warnings {lint_counts.get('errors_warnings')}")
-    cpu_floor, cpu_lint = statistics.median(cpu["floor"]), statistics.median(cpu["lint"])
-    print(f"CPU time: trace only median {cpu_floor:.1f} s, lint median {cpu_lint:.1f} s; "
-          f"ratio {cpu_lint / cpu_floor:.2f}x")
+            print(f"round {i + 1} {side}: {seconds:.1f} s wall, {cpu[side][-1]:.1f} s CPU",
+                  file=sys.stderr, flush=True)
+    floor_cpu = statistics.median(cpu["floor"])
+    ratios = {side: statistics.median(cpu[side]) / floor_cpu for side in envs}
+    for side in ("floor", *envs):
+        print(f"{side}: wall median {statistics.median(wall[side]):.1f} s, CPU median "
+              f"{statistics.median(cpu[side]):.1f} s"
+              + (f", CPU ratio {ratios[side]:.2f}x, findings {counts[side].get('findings')}, "
+                 f"errors+warnings {counts[side].get('errors_warnings')}"
+                 if side != "floor" else f", traced {floor_info['traced']}, failed "
+                                         f"{floor_info['failed']}"))
+    same = None
+    if "before" in findings:
+        same = findings["before"] == findings["lint"]
+        print(f"findings before and after: {'identical' if same else 'DIFFERENT'}")
     if args.markdown:
         command = "python benchmarks/lint_vs_trace.py " + " ".join(
-            shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+            shlex.quote(str(a)) for a in (argv if argv is not None else sys.argv[1:]))
         when = datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+        extra = (f" per model: {(statistics.median(cpu['lint']) - floor_cpu) / 14:.2f} s CPU"
+                 f" over the trace-only process")
+        rows = [f"| build + `torch.jit.trace` only ({floor_info['traced']} models) | "
+                f"{_summary(wall['floor'])} | {_summary(cpu['floor'])} | 1.00x |"]
+        if "before" in envs:
+            rows.append(f"| `irviz lint`, before ({short_sha(args.before)}) | "
+                        f"{_summary(wall['before'])} | {_summary(cpu['before'])} | "
+                        f"{ratios['before']:.2f}x |")
+        rows.append(f"| `irviz lint` ({short_sha(args.tree or ROOT)}) | "
+                    f"{_summary(wall['lint'])} | {_summary(cpu['lint'])} | "
+                    f"{ratios['lint']:.2f}x |")
         text = (f"\n## lint beside a process that only builds and traces (commit "
-                f"{short_sha(args.tree or ROOT)})\n\n`{CORPUS}`, {args.rounds} rounds, each one "
-                f"trace-only child and one lint child, the order alternating. Run on {when}, "
-                f"{nproc()} CPUs, `/proc/loadavg` {load_before} before and {loadavg()} after; "
-                f"{irviz_location(env)}.\n\n```\n{command.strip()}\n```\n\n"
-                f"| process | median | min | max | runs |\n|---|---|---|---|---|\n"
-                f"| build + `torch.jit.trace` only ({floor_info['traced']} models"
-                f"{', failed: ' + ', '.join(floor_info['failed']) if floor_info['failed'] else ''}"
-                f") | {floor:.1f} s | {min(floors):.1f} s | {max(floors):.1f} s | {len(floors)} |\n"
-                f"| `irviz lint` (default: verification on) | {lint:.1f} s | {min(lints):.1f} s | "
-                f"{max(lints):.1f} s | {len(lints)} |\n\nRatio (median lint / median trace "
-                f"only): {ratio:.2f}x (goal: at most 2x).\n")
+                f"{short_sha(args.tree or ROOT)})\n\n`{CORPUS}`, {args.rounds} rounds, each "
+                f"one child per process below, the order rotating. Run on {when}, "
+                f"{nproc()} CPUs, `/proc/loadavg` {load_before} before and {loadavg()} after."
+                f"\n\n```\n{command.strip()}\n```\n\n"
+                f"| process | wall median | min | max | runs | CPU median | min | max | runs "
+                f"| CPU ratio |\n|---|---|---|---|---|---|---|---|---|---|\n"
+                + "\n".join(rows) + f"\n\nlint's extra{extra}."
+                + ("" if same is None else " Findings before and after: "
+                   + ("identical (the same JSON)." if same else "different.")) + "\n")
         with open(RESULTS, "a", encoding="utf-8") as handle:
             handle.write(text)
     return 0

@@ -75,13 +75,17 @@ class Decision:
         return tuple(dict.fromkeys(value))
 
 
-def _statement(tree: ast.AST, line: int) -> ast.stmt | None:
-    best = None
+def _statements(tree: ast.AST) -> dict[int, ast.stmt]:
+    """Each line's statement (an ``if``/``while``/``for`` before any other starting on the
+    same line), from one walk of the file: a finding's line is looked up, not walked for
+    (a Transformers modelling file is ~2,000 lines, asked about for every finding)."""
+    out: dict[int, ast.stmt] = {}
     for node in ast.walk(tree):
-        if isinstance(node, ast.stmt) and node.lineno == line:
+        if isinstance(node, ast.stmt):
+            best = out.get(node.lineno)
             if best is None or isinstance(node, (ast.If, ast.While, ast.For)):
-                best = node
-    return best
+                out[node.lineno] = node
+    return out
 
 
 def _probes(stmt: ast.stmt) -> tuple[tuple[str, Any], ...]:
@@ -114,10 +118,11 @@ def _probes(stmt: ast.stmt) -> tuple[tuple[str, Any], ...]:
 
 
 @functools.lru_cache(maxsize=64)
-def _parsed(path: str, _stamp: int) -> ast.AST | None:
+def _parsed(path: str, _stamp: int) -> dict[int, ast.stmt] | None:
+    """The statements of ``path`` by line (:func:`_statements`), for its ``_stamp``."""
     try:
         with open(path, "rb") as f:
-            return ast.parse(f.read())
+            return _statements(ast.parse(f.read()))
     except (OSError, SyntaxError, ValueError):
         return None
 
@@ -127,10 +132,10 @@ def decision_at(path: str, line: int) -> Decision | None:
     statement starts there)."""
     real = os.path.realpath(path)
     try:
-        tree = _parsed(real, os.stat(real).st_mtime_ns)
+        statements = _parsed(real, os.stat(real).st_mtime_ns)
     except OSError:
         return None
-    stmt = _statement(tree, line) if tree is not None else None
+    stmt = statements.get(line) if statements is not None else None
     if stmt is None:
         return None
     if isinstance(stmt, (ast.If, ast.While)):
