@@ -108,6 +108,12 @@ def _floor(env: dict, timeout: float) -> tuple[float, dict]:
     return wall, json.loads(proc.stdout.strip().splitlines()[-1])
 
 
+def _findings(items: list[dict]) -> list[tuple]:
+    """What a finding is, without its wording: rule, target, place, severity, verdict."""
+    return sorted((f["code"], f["target"], f["path"], f["line"], f["severity"],
+                   (f.get("evidence") or {}).get("verdict")) for f in items)
+
+
 def _summary(xs: list[float]) -> str:
     return f"{statistics.median(xs):.1f} s | {min(xs):.1f} s | {max(xs):.1f} s | {len(xs)}"
 
@@ -158,8 +164,10 @@ def main(argv=None) -> int:
                                          f"{floor_info['failed']}"))
     same = None
     if "before" in findings:
-        same = findings["before"] == findings["lint"]
-        print(f"findings before and after: {'identical' if same else 'DIFFERENT'}")
+        same = _findings(findings["before"]) == _findings(findings["lint"])
+        print(f"findings before and after: {'the same' if same else 'DIFFERENT'} (rule, "
+              f"place, severity, verdict); JSON "
+              f"{'identical' if findings['before'] == findings['lint'] else 'not identical'}")
     if args.markdown:
         command = "python benchmarks/lint_vs_trace.py " + " ".join(
             shlex.quote(str(a)) for a in (argv if argv is not None else sys.argv[1:]))
@@ -183,8 +191,8 @@ def main(argv=None) -> int:
                 f"| process | wall median | min | max | runs | CPU median | min | max | runs "
                 f"| CPU ratio |\n|---|---|---|---|---|---|---|---|---|---|\n"
                 + "\n".join(rows) + f"\n\nlint's extra{extra}."
-                + ("" if same is None else " Findings before and after: "
-                   + ("identical (the same JSON)." if same else "different.")) + "\n")
+                + ("" if same is None else " Findings before and after (rule, place, "
+                   "severity, verdict): " + ("the same." if same else "different.")) + "\n")
         with open(RESULTS, "a", encoding="utf-8") as handle:
             handle.write(text)
     return 0

@@ -18,6 +18,7 @@ or at the filesystem root. Keys are kebab-case, as in ruff::
     show-unconfirmed = false
     show-info = false
     verify = 16
+    variants = ["torch.rand(2, 8)", "torch.rand(8)"]   # or a table: {"model.py:Net" = [...]}
 
 An unknown key or a value of the wrong type is a :class:`~irviz.errors.UsageError`
 naming the file and the key. Command-line options override these values; rule codes
@@ -42,7 +43,7 @@ except ImportError:  # pragma: no cover - Python 3.10
     except ImportError:
         tomllib = None
 
-__all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored"]
+__all__ = ["Config", "KEYS", "find_config", "load_config", "per_file_ignored", "variants_for"]
 
 MODES = ("script", "trace", "auto", "export")
 FORMATS = ("text", "json", "sarif", "github")
@@ -64,6 +65,8 @@ KEYS = {
     "show-unconfirmed": "a boolean",
     "show-info": "a boolean",
     "verify": "a non-negative integer",
+    "variants": ('a list of --inputs expressions (strings), or a table of "target glob" = '
+                 "[expressions]"),
 }
 
 
@@ -87,6 +90,10 @@ class Config:
     show_info: bool | None = None
     #: lint: how many variant inputs the verification runs at most (0: none)
     verify: int | None = None
+    #: lint: inputs the verification runs besides the variants it makes, each an
+    #: ``--inputs`` expression, by the glob of the targets they are for (``*``: every
+    #: one; :func:`variants_for`)
+    variants: dict[str, list[str]] = field(default_factory=dict)
     #: the pyproject.toml these settings came from (None: defaults, no file)
     source: Path | None = None
 
@@ -196,7 +203,47 @@ def _parse(table: dict, path: Path) -> Config:
             if isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise _wrong(path, key, value)
             config.verify = value
+        elif key == "variants":
+            config.variants = _variants(path, value)
     return config
+
+
+def _variants(path: Path, value) -> dict[str, list[str]]:
+    """``variants``: a list of ``--inputs`` expressions for every target, or a table of
+    them by target glob; each expression must at least be Python (it is evaluated in the
+    model's module when the model is linted)."""
+    if isinstance(value, dict):
+        by_glob = {glob: _str_list(path, f'variants."{glob}"', exprs,
+                                   "a list of --inputs expressions (strings)")
+                   for glob, exprs in value.items()}
+    else:
+        by_glob = {"*": _str_list(path, "variants", value)}
+    for glob, exprs in by_glob.items():
+        key = "variants" if glob == "*" and not isinstance(value, dict) else \
+            f'variants."{glob}"'
+        for i, expr in enumerate(exprs):
+            try:
+                compile(expr.strip(), "<variants>", "eval")
+            except SyntaxError as exc:
+                raise UsageError(f"`{key}` in [tool.irviz] of {display_path(path)}: entry "
+                                 f"{i + 1} ({expr!r}) is not a Python expression: {exc.msg}",
+                                 hint='each entry is written like --inputs, e.g. '
+                                      '"torch.rand(2, 8)" or "(torch.rand(3), torch.rand(3))"'
+                                 ) from None
+    return by_glob
+
+
+def variants_for(config: Config, spec: str) -> list[str]:
+    """The ``variants`` expressions for the target ``spec`` (``model.py:Net``): those of
+    every glob matching it (fnmatch, against the spec and against its part after the
+    file's directory), in the file's order."""
+    out: list[str] = []
+    name = spec.replace(os.sep, "/")
+    short = name.rsplit("/", 1)[-1]
+    for glob, exprs in config.variants.items():
+        if glob == "*" or fnmatch.fnmatchcase(name, glob) or fnmatch.fnmatchcase(short, glob):
+            out.extend(e for e in exprs if e not in out)
+    return out
 
 
 def config_start(specs) -> Path:

@@ -491,7 +491,7 @@ def test_unknown_key_names_file_key_and_valid_keys(tmp_path):
         f"error: unknown key `selcet` in [tool.irviz] of {path}\n"
         "hint: did you mean `select`? valid keys: depth, dynamic-dims, engine, exclude, "
         "extend-select, format, ignore, mode, per-file-ignores, select, show-info, "
-        "show-unconfirmed, verify")
+        "show-unconfirmed, variants, verify")
 
 
 def test_snake_case_key_suggests_kebab_case(tmp_path):

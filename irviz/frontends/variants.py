@@ -29,9 +29,13 @@ import torch
 
 from .inputs import ExampleInputs
 
-__all__ = ["Variant", "variants", "aimed", "grown_by_one", "KINDS", "AIMS"]
+__all__ = ["Variant", "variants", "aimed", "grown_by_one", "KINDS", "AIMS", "GIVEN"]
 
 KINDS = ("shape", "dtype", "value", "mask")
+#: the kind of a variant the user gave (``variants`` in ``[tool.irviz]``), and its distance
+#: from the example: after the ones made here (it changes what they could not)
+GIVEN = "given"
+GIVEN_DISTANCE = 30
 #: the decisions a variant can be aimed at (:meth:`irviz.lint.registry.Rule.decides`)
 AIMS = ("value", "size", "rank", "shapes", "dtype", "machine", "mode", "argument", "state")
 #: distance from the example of each kind of variant (a generic shape change: by size)
@@ -50,7 +54,7 @@ class Variant:
     inputs: ExampleInputs
     #: the change in full: ``input_ids, attention_mask: dim 1 16 -> 17``
     change: str
-    #: one of :data:`KINDS` or :data:`AIMS`
+    #: one of :data:`KINDS`, :data:`AIMS` or :data:`GIVEN`
     kind: str
     #: the change in a few words, for "held on: ..." lists: ``size 16 -> 17``
     short: str

@@ -13,12 +13,16 @@ __all__ = ["UNDECIDED", "EVIDENCE_TITLE", "evidence_section"]
 
 #: what an undecided finding asks for: the input that would drive its decision
 UNDECIDED = {
-    "value": "no example took the other side: pass --inputs whose values do",
-    "size": ("no example had a size that changes it: pass --inputs of other sizes, or name "
-             "the dimension with --dynamic-dims"),
-    "rank": "no example had another rank: pass --inputs of another rank",
-    "shapes": "no example had inputs of different shapes: pass --inputs whose shapes differ",
-    "dtype": "no example had another dtype: pass --inputs of the dtype you deploy",
+    "value": ("no example took the other side: pass --inputs whose values do, or add them "
+              "to `variants` in [tool.irviz]"),
+    "size": ("no example had a size that changes it: pass --inputs of other sizes (or add "
+             "them to `variants` in [tool.irviz]), or name the dimension with --dynamic-dims"),
+    "rank": ("no example had another rank: pass --inputs of another rank, or add them to "
+             "`variants` in [tool.irviz]"),
+    "shapes": ("no example had inputs of different shapes: pass --inputs whose shapes differ, "
+               "or add them to `variants` in [tool.irviz]"),
+    "dtype": ("no example had another dtype: pass --inputs of the dtype you deploy, or add "
+              "them to `variants` in [tool.irviz]"),
     "mode": "no variant ran the model in the other mode",
     "argument": "no variant passed it: pass it in --inputs",
     "state": "no second call ran",

@@ -32,9 +32,11 @@ import re
 from dataclasses import dataclass
 
 from ...analyses.graph_diff import canonical
-from ...frontends.inputs import parse_dynamic_dims
+from ...config import variants_for
+from ...errors import InputsError
+from ...frontends.inputs import ExampleInputs, parse_dynamic_dims, resolve_inputs
 from ...frontends.decisions import Decision, decision_at
-from ...frontends.variants import aimed, variants
+from ...frontends.variants import GIVEN, GIVEN_DISTANCE, Variant, aimed, variants
 from ...frontends.verification import Outcome, Verification, lines_run, retrace_on, verify
 from ...paths import display_path, is_installed_library_file
 from ..diagnostic import Evidence
@@ -129,6 +131,7 @@ def run(ctx: LayerContext) -> None:
     rests = ctx.run.resting = resting(ctx)
     tried += aimed(trace.inputs, names, _aims(rests, names), obj,
                    [r.statement for r in rests if r.kind == "size"])
+    tried += _configured(ctx)
     random = has_random_ops(G)
     with ctx.workspace.stage("verify"):
         decisions = list(dict.fromkeys(r.decision for r in rests if r.decision is not None))
@@ -143,6 +146,56 @@ def run(ctx: LayerContext) -> None:
                 located += 1
                 _confirm(ctx, outcome, _diverging_lines(ctx, outcome), result, rests)
         _one_per_cause(ctx)
+
+
+def _configured(ctx: LayerContext) -> list[Variant]:
+    """The inputs ``variants`` in ``[tool.irviz]`` gives for this target (the input of
+    another rank or shape that decides what no variant made here could), evaluated like
+    ``--inputs`` in the model's module; one that does not evaluate is the user's error,
+    named with the key and the file."""
+    config = ctx.workspace.config
+    out = []
+    for expr in variants_for(config, ctx.target.spec):
+        try:
+            inputs = resolve_inputs(ctx.target, expr)
+        except InputsError as exc:
+            where = display_path(config.source) if config.source is not None else "the config"
+            raise InputsError(f"`variants` in [tool.irviz] of {where}: {expr!r} for "
+                              f"{ctx.target.spec}: {exc.message.replace('--inputs', 'it')}",
+                              hint=exc.hint, detail=exc.detail) from None
+        laid_out = _as_example(inputs, ctx.run.trace.inputs, ctx.target.obj)
+        if laid_out is None:
+            where = display_path(config.source) if config.source is not None else "the config"
+            raise InputsError(f"`variants` in [tool.irviz] of {where}: {expr!r} does not give "
+                              f"{ctx.target.spec} the arguments its example inputs give "
+                              f"({', '.join(ctx.run.trace.inputs.names(ctx.target.obj))})",
+                              hint="a variant is another value of the same arguments: pass "
+                                   "the same ones, positionally or by name")
+        out.append(Variant(laid_out, f"the configured input {expr.strip()}", GIVEN,
+                           "configured input", GIVEN_DISTANCE))
+    return out
+
+
+def _as_example(given: ExampleInputs, example: ExampleInputs, obj) -> ExampleInputs | None:
+    """``given`` laid out as ``example`` is (its positional inputs, then its keywords in
+    their order), which is how the trace takes them; None when the two do not give the
+    same arguments."""
+    if len(given.args) == len(example.args) and list(given.kwargs) == list(example.kwargs):
+        return given
+    import inspect
+
+    try:
+        signature = inspect.signature(getattr(obj, "forward", obj))
+        want = signature.bind(*example.args, **example.kwargs).arguments
+        got = signature.bind(*given.args, **given.kwargs).arguments
+    except (TypeError, ValueError):
+        return None
+    if set(want) != set(got):
+        return None
+    names = list(want)
+    n = len(example.args)
+    return ExampleInputs(tuple(got[k] for k in names[:n]),
+                         {k: got[k] for k in example.kwargs})
 
 
 def _aims(rests: list[Resting], names: list[str]) -> dict[str, set[str]]:
