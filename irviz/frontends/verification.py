@@ -333,10 +333,67 @@ def _compared(first: Capture, variant: Variant, shapes_only: bool,
     if variant.kind == "argument" and first.adapter is not None:
         return Outcome(variant, valid=True)  # outputs not flattened alike: not compared
     output, difference = _differs(got, want, names, shapes_only)
+    if difference is None and not shapes_only and _uninformative(want):
+        output, difference = _with_weights_redrawn(first, variant, names)
     if difference is None:
         return Outcome(variant, valid=True)
     return Outcome(variant, valid=True, counterexample=True, output=output,
                    difference=difference)
+
+
+def _uninformative(output: Any) -> bool:
+    """Every float output holds one value only (a dead ReLU's zeros, a saturated sigmoid's
+    ones): any program reaching that value agrees with the model on it, the wrong branch
+    included, so agreeing there shows nothing about the trace."""
+    leaves = [t for _, t in _leaves(output) if isinstance(t, torch.Tensor)
+              and t.dtype.is_floating_point and t.numel() > 0]
+    return bool(leaves) and all(bool((t == t.reshape(-1)[0]).all()) for t in leaves)
+
+
+class Redrawn:
+    """Every float parameter of ``obj`` drawn again from a seeded normal at its own spread
+    (1 where it has none: a constant bias), and put back afterwards. The trace holds the
+    same parameter tensors, so both programs run with the new weights."""
+
+    def __init__(self, obj: Any):
+        self.params = [p for p in obj.parameters() if p.is_floating_point()] \
+            if isinstance(obj, torch.nn.Module) else []
+
+    def __enter__(self):
+        self.saved = [p.detach().clone() for p in self.params]
+        generator = torch.Generator().manual_seed(SEED)
+        with torch.no_grad():
+            for p in self.params:
+                spread = float(p.detach().double().std()) if p.numel() > 1 else 0.0
+                drawn = torch.randn(p.shape, generator=generator, dtype=torch.float64)
+                p.copy_((drawn * (spread if spread > 0 else 1.0)).to(p.dtype))
+        return self
+
+    def __exit__(self, *exc):
+        with torch.no_grad():
+            for p, saved in zip(self.params, self.saved):
+                p.copy_(saved)
+        return False
+
+
+def _with_weights_redrawn(first: Capture, variant: Variant, names: list[str] | None
+                          ) -> tuple[str | None, str | None]:
+    """The comparison made again with the weights redrawn (:class:`Redrawn`), where the
+    model's own weights give one value everywhere; ``(None, None)`` when the two still
+    agree, or either raises (the first comparison stands)."""
+    with Redrawn(first.target.obj) as redrawn:
+        if not redrawn.params:
+            return None, None
+        try:
+            want = _run_model(first, variant.inputs, None, variant)
+            got = _run_trace(first, variant.inputs)
+        except Exception:  # noqa: BLE001 - new weights the model cannot run: no evidence
+            return None, None
+        output, difference = _differs(got, want, names, False)
+    if difference is not None:
+        difference += (" with the weights redrawn (the model's own give one value "
+                       "everywhere on this input, which the trace's path reaches too)")
+    return output, difference
 
 
 def retrace_on(first: Capture, inputs: ExampleInputs) -> Capture | None:
