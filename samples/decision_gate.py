@@ -31,3 +31,7 @@ example_inputs = {
     "MyDecisionGate": lambda: (torch.rand(3, 4),),
     "MyCell": lambda: (torch.rand(3, 4), torch.rand(3, 4)),
 }
+
+# MyCell's gate takes the side its random weights give: seeded here (at import, before
+# irviz builds the models), so that every run traces the same branch, the `else` (`-x`)
+torch.manual_seed(0)
