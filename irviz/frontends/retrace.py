@@ -106,10 +106,12 @@ def _same(a, b) -> bool:
     return a == b
 
 
-def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retrace | None:
+def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None,
+            threads: int | None = None) -> Retrace | None:
     """Trace ``first.target`` again on perturbed inputs; None when nothing can be perturbed.
-    The model's Python state is put back afterwards (:class:`~.verification.Preserved`)."""
-    from .verification import Preserved
+    The model's Python state is put back afterwards (:class:`~.verification.Preserved`).
+    ``threads``: torch's intra-op threads meanwhile (None: as they are)."""
+    from .verification import Preserved, intra_op_threads
 
     obj = first.target.obj
     if first.inputs is None or not callable(obj):
@@ -117,7 +119,7 @@ def retrace(first: Capture, dynamic: dict[str, list[int]] | None = None) -> Retr
     new_inputs, change = perturbed_inputs(obj, first.inputs, dynamic or {})
     if not change:
         return None
-    with Preserved(obj):
+    with Preserved(obj), intra_op_threads(threads):
         return _retrace(first, new_inputs, change)
 
 

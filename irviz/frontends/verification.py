@@ -18,10 +18,11 @@ shapes are (:attr:`Verification.compared` says which was done).
 """
 from __future__ import annotations
 
+import contextlib
 import time
 import warnings
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, Iterator
 
 import torch
 
@@ -30,7 +31,8 @@ from .decisions import Decision, DecisionRecorder
 from .inputs import ExampleInputs
 from .variants import SECOND_CALL, Variant
 
-__all__ = ["Outcome", "Verification", "Preserved", "verify", "retrace_on", "lines_run"]
+__all__ = ["Outcome", "Verification", "Preserved", "verify", "retrace_on", "lines_run",
+           "intra_op_threads"]
 
 #: (rtol, atol) per float dtype of an output: what a second run of the same ops may differ by
 TOLERANCE = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
@@ -231,6 +233,20 @@ class _Quiet:
         return False
 
 
+@contextlib.contextmanager
+def intra_op_threads(n: int | None) -> Iterator[None]:
+    """``n`` intra-op threads inside the block (None: as they are), put back after."""
+    before = torch.get_num_threads()
+    if n is None or n == before:
+        yield
+        return
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def _run_model(first: Capture, inputs: ExampleInputs, recorder: DecisionRecorder | None = None,
                variant: Variant | None = None) -> Any:
     """The model's Python on ``inputs`` (in ``variant``'s mode; with the arguments of an
@@ -267,7 +283,7 @@ def _output_names(first: Capture) -> list[str] | None:
 
 
 def verify(first: Capture, variants: list[Variant], random: bool = False,
-           decisions: list[Decision] = ()) -> Verification:
+           decisions: list[Decision] = (), threads: int | None = None) -> Verification:
     """The outcome of each of ``variants`` on ``first`` (a trace with inputs), with what
     the model's Python decided at each of ``decisions`` on the example and on each.
 
@@ -275,7 +291,8 @@ def verify(first: Capture, variants: list[Variant], random: bool = False,
     by shape, when even the example inputs give different values). Without random ops,
     a model that gives other values on the same inputs a second time keeps state the
     trace baked (``self.calls += 1``): that second call is a counterexample of its own
-    (a ``state`` variant among ``variants`` stands for it)."""
+    (a ``state`` variant among ``variants`` stands for it). ``threads``: torch's
+    intra-op threads while the variants run (None: as they are)."""
     started = time.perf_counter()
     result = Verification(compared="values under a fixed seed" if random else "values")
     again = next((v for v in variants if v.kind == "state"), None)
@@ -302,8 +319,9 @@ def verify(first: Capture, variants: list[Variant], random: bool = False,
                                            output=output, difference=difference)
                                    if difference is not None else Outcome(again, valid=True))
         shapes_only = result.compared == "shapes"
-        for variant in variants:
-            result.outcomes.append(_outcome(first, variant, shapes_only, decisions))
+        with intra_op_threads(threads):
+            for variant in variants:
+                result.outcomes.append(_outcome(first, variant, shapes_only, decisions))
     result.seconds = time.perf_counter() - started
     return result
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import networkx as nx
 
+from ...analyses.cost import node_flops
 from ...errors import CaptureError
 from ...frontends.capture import Capture, CapturedWarning, forward_source
 from ...frontends.records import Target
@@ -284,3 +285,22 @@ def real_path(path: str) -> str:
     """One spelling of a file for ``inspect``'s path and a code object's ``co_filename``
     (relative to the working directory, through symlinks)."""
     return os.path.normcase(os.path.realpath(os.path.abspath(path)))
+
+
+#: a trace estimated under this many FLOPs on its example runs the verify and retrace
+#: layers' forwards on one intra-op thread: a forward so small gains little from torch's
+#: threads, which spin while they wait; on a shared machine the spinning cost more CPU
+#: than the forwards (the transformers corpus, 1-12 MFLOP a model: its verification took
+#: 17.3 s CPU on torch's 2 threads, 2.9 s on one, with the same outcomes, at load ~6)
+LIGHT_FLOPS = 1e9
+
+
+def light(G) -> bool:
+    """The trace's estimated FLOPs (:func:`~irviz.analyses.cost.node_flops`) are under
+    :data:`LIGHT_FLOPS`."""
+    total = 0
+    for node in G:
+        total += node_flops(G, node) or 0
+        if total >= LIGHT_FLOPS:
+            return False
+    return True

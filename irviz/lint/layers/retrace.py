@@ -7,7 +7,8 @@ from ...analyses.graph_diff import first_divergence
 from ...frontends.inputs import parse_dynamic_dims
 from ...frontends.retrace import retrace
 from ..rules.tracing import ShapeSpecializedTrace
-from .context import RANDOM_OPS, LayerContext, TargetRun, Findings, forward_location, split_where
+from .context import (RANDOM_OPS, LayerContext, TargetRun, Findings, forward_location, light,
+                      split_where)
 
 
 def run(ctx: LayerContext) -> None:
@@ -17,7 +18,7 @@ def run(ctx: LayerContext) -> None:
 
 
 def _retrace_layer(workspace, run: TargetRun, dynamic: dict, findings: Findings) -> None:
-    again = retrace(run.trace, dynamic)
+    again = retrace(run.trace, dynamic, threads=1 if light(run.trace_graph) else None)
     if again is None:
         return
     if again.error:

@@ -48,7 +48,7 @@ from ..rules.tracing import (GlobalTensorCaptured, LenOfTensor, NumpyInTrace,
                              TraceDivergesFromModel, TraceScriptDivergence)
 from ..source.statements import (assigned_names, deciding_lines, function_span, used_names,
                                  validates_only)
-from .context import (LayerContext, has_random_ops, code_at as _code_at,
+from .context import (LayerContext, has_random_ops, code_at as _code_at, light,
                       forward_location as _forward_location, split_where as _split)
 
 #: rules whose findings are a Python value the trace recorded as a constant
@@ -135,7 +135,8 @@ def run(ctx: LayerContext) -> None:
     random = has_random_ops(G)
     with ctx.workspace.stage("verify"):
         decisions = list(dict.fromkeys(r.decision for r in rests if r.decision is not None))
-        result = ctx.run.verification = verify(trace, tried, random, decisions)
+        result = ctx.run.verification = verify(trace, tried, random, decisions,
+                                               threads=1 if light(G) else None)
         if result.note:
             ctx.run.notes.append(f"{ctx.target.spec}: {result.note}")
         located = 0
