@@ -320,7 +320,8 @@ def _traced(first: Capture, candidate: Candidate, scripted: Any = None) -> Captu
 
 
 def _checked(first: Capture, fixed: Capture, candidate: Candidate, finding: Finding,
-             before: Verification, random: bool) -> tuple[int, str | None]:
+             before: Verification, random: bool, threads: int | None = None
+             ) -> tuple[int, str | None]:
     """``(inputs matched, why not)``: the remedied trace against the model's Python."""
     if candidate.inputs is not None:   # other example inputs: their own variants
         obj = first.target.obj
@@ -333,7 +334,7 @@ def _checked(first: Capture, fixed: Capture, candidate: Candidate, finding: Find
         must.add(finding.counterexample)
     context = _in_eval(first.target.obj) if candidate.eval_mode else contextlib.nullcontext()
     with context:
-        after = verify(fixed, tried, random)
+        after = verify(fixed, tried, random, threads=threads)
     if after.note:
         return 0, after.note
     for outcome in sorted(after.counterexamples, key=lambda o: o.variant.distance):
@@ -343,14 +344,15 @@ def _checked(first: Capture, fixed: Capture, candidate: Candidate, finding: Find
 
 
 def search(first: Capture, finding: Finding, before: Verification, random: bool = False,
-           tried: dict | None = None, script: Any = None
+           tried: dict | None = None, script: Any = None, threads: int | None = None
            ) -> tuple[Remedy | None, list[Attempt]]:
     """The first candidate for ``finding`` that verifies (None when none does), and every
     candidate that did not with why. ``before`` is the first trace's verification (its
     variants are the ones checked again); ``tried`` shares results between the findings
     of one model (a submodule scripted once); ``script`` is what scripting the whole
     model gave already (a Capture, or the CaptureError saying why it does not compile;
-    None: not tried yet)."""
+    None: not tried yet); ``threads``: torch's intra-op threads while the variants run
+    (:func:`~irviz.frontends.verification.verify`)."""
     tried = {} if tried is None else tried
     counterexample = next((o.variant for o in before.outcomes
                            if o.variant.change == finding.counterexample), None)
@@ -358,7 +360,7 @@ def search(first: Capture, finding: Finding, before: Verification, random: bool 
     for candidate in found:
         key = (candidate.remedy.code, finding.counterexample)
         if key not in tried:
-            tried[key] = _attempt(first, candidate, finding, before, random, script)
+            tried[key] = _attempt(first, candidate, finding, before, random, script, threads)
         remedy, attempt = tried[key]
         if remedy is not None:
             return remedy, failed
@@ -370,7 +372,8 @@ def search(first: Capture, finding: Finding, before: Verification, random: bool 
 
 
 def _attempt(first: Capture, candidate: Candidate, finding: Finding, before: Verification,
-             random: bool, script: Any = None) -> tuple[Remedy | None, Attempt | None]:
+             random: bool, script: Any = None, threads: int | None = None
+             ) -> tuple[Remedy | None, Attempt | None]:
     code = candidate.remedy.code
     if candidate.whole and isinstance(script, Exception):
         return None, Attempt(code, f"does not compile: {_compile_line(script)}")
@@ -381,7 +384,7 @@ def _attempt(first: Capture, candidate: Candidate, finding: Finding, before: Ver
         return None, Attempt(code, f"does not compile: {exc}")
     except Exception as exc:  # noqa: BLE001 - the candidate's failure, said in its words
         return None, Attempt(code, f"the trace fails: {_first_line(exc)}")
-    matched, why = _checked(first, fixed, candidate, finding, before, random)
+    matched, why = _checked(first, fixed, candidate, finding, before, random, threads)
     if why is not None:
         return None, Attempt(code, why)
     return replace(candidate.remedy, verified_on=matched), None

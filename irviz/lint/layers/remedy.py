@@ -9,7 +9,7 @@ import os
 from dataclasses import replace
 
 from ...frontends.remedies import Finding, search
-from .context import LayerContext, has_random_ops
+from .context import LayerContext, has_random_ops, light
 
 
 def run(ctx: LayerContext) -> None:
@@ -29,6 +29,7 @@ def run(ctx: LayerContext) -> None:
             finding = Finding(os.path.abspath(d.path), d.line, d.code, kinds.get(key),
                               d.evidence.variant)
             remedy, failed = search(ctx.run.trace, finding, before, random, tried,
-                                    ctx.workspace.captured(ctx.target, "script"))
+                                    ctx.workspace.captured(ctx.target, "script"),
+                                    threads=1 if light(ctx.run.trace_graph) else None)
             found[key] = replace(d, remedy=remedy, remedy_tried=() if remedy else
                                  tuple(failed))
