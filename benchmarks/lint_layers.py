@@ -2,7 +2,7 @@
 a process that only builds and traces).
 
 One process lints the corpus as ``irviz lint CORPUS --no-cache --format json --exit-zero``
-does, with every layer of :data:`irviz.lint.layers.LAYERS` timed (CPU seconds of the
+does, with every layer of :data:`irviz.lint.layers.STEPS` timed (CPU seconds of the
 process, all threads, and wall seconds), and, inside the layers, the model runs that cost:
 the script capture and the trace (the workspace's ``capture (...)`` stages), the scripted
 capture's eager Python run, the verification's forwards and the second traces that locate
@@ -60,18 +60,18 @@ def instrument() -> None:
     from irviz.lint.layers import verify as verify_layer
     from irviz.lint.layers import retrace as retrace_layer
 
-    layers = runner._layers
+    steps = runner._steps
 
-    def timed_layers(options):
+    def timed_steps(options):
         out = []
-        for layer in layers(options):
+        for layer in steps(options):
             def run(ctx, _run=layer.run, _name=layer.name):
                 _current[0] = ctx.target.spec.split(":")[-1]
                 with timed(f"layer {_name}"):
                     _run(ctx)
             out.append(type(layer)(layer.name, run, layer.needs, layer.runs_model))
         return tuple(out)
-    runner._layers = timed_layers
+    runner._steps = timed_steps
     _wrap(capture, "run_eagerly", "  eager Python run (scripted capture)")
     _wrap(capture, "_script", "  torch.jit.script")
     _wrap(capture, "run_compiled", "  compiled run (script's shapes)")

@@ -311,7 +311,7 @@ def test_real_cli_process(tmp_path):
 
 
 def test_lint_script_vs_trace_layer_reads_the_same_matcher():
-    from irviz.analyses.graph_diff import script_trace_divergence
+    from irviz.analyses.divergence import script_trace_divergence
 
     d = match(CELL, CELL, "script", "trace")
     [found] = script_trace_divergence(d.left, d.right, d)

@@ -1,7 +1,7 @@
 """`irviz lint`: run the detection layers (:mod:`irviz.lint.layers`) on each model and turn
 facts into findings.
 
-:func:`lint_target` walks :data:`~irviz.lint.layers.LAYERS` for one model; a run over many
+:func:`lint_target` walks :data:`~irviz.lint.layers.STEPS` for one model; a run over many
 specs is a :class:`~irviz.lint.session.LintSession`, which reads :func:`seeded` and
 :func:`dependency_files` from here. A model that cannot be loaded is an *error* of the run
 (exit 2), never a finding.
@@ -15,7 +15,7 @@ import types
 from typing import Iterator
 
 from ..frontends.records import Target
-from .layers import EXPORT_LAYERS, LAYERS, Layer
+from .layers import EXPORT_STEPS, STEPS, Step
 from .layers.context import Findings, LayerContext, LintOptions, TargetRun
 from .targets import spec_location
 
@@ -23,21 +23,21 @@ def lint_target(workspace, target: Target, options: LintOptions) -> TargetRun:
     """Every finding for one loaded model (before the gate), from ``workspace``'s
     captures and graphs."""
     ctx = LayerContext(workspace, target, options, TargetRun(target), Findings(target))
-    for layer in _layers(options):
-        if all(ctx.has(need) for need in layer.needs):
-            layer.run(ctx)
+    for step in _steps(options):
+        if all(ctx.has(need) for need in step.needs):
+            step.run(ctx)
     ctx.run.found = list(ctx.findings.found.values())
     return ctx.run
 
 
-def _layers(options: LintOptions) -> tuple[Layer, ...]:
-    """The layers one run walks: ``--mode export`` its own (with ``--no-exec`` too);
+def _steps(options: LintOptions) -> tuple[Step, ...]:
+    """The steps one run walks: ``--mode export`` its own (with ``--no-exec`` too);
     with ``--no-exec`` those that run no model."""
     if options.mode == "export":
-        return EXPORT_LAYERS
+        return EXPORT_STEPS
     if options.no_exec:
-        return tuple(layer for layer in LAYERS if not layer.runs_model)
-    return LAYERS
+        return tuple(step for step in STEPS if not step.runs_model)
+    return STEPS
 
 
 @contextlib.contextmanager

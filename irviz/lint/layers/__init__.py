@@ -6,7 +6,7 @@ The layers (each finding lists the ones that fired):
                      layer with ``--no-exec``.
 ``trace``            the warnings torch raised while tracing, attributed to the user's line.
 ``script-vs-trace``  control flow and dynamic values the scripted graph keeps but the trace
-                     froze (:mod:`irviz.analyses.graph_diff`).
+                     froze (:mod:`irviz.analyses.divergence`).
 ``retrace``          a second trace on inputs with other shapes (:mod:`irviz.frontends.retrace`).
 ``ir``               patterns in the IR graph: training-mode ops, random ops, outputs that
                      depend on no input, fork/wait hazards, traced modules inside scripts,
@@ -23,8 +23,8 @@ trace's run, else the scripted capture's eager run), a tracing finding on code t
 run is dropped (:func:`irviz.lint.layers.source.report`).
 
 The one place the order lives, as :data:`irviz.analyses.pipeline.STEPS` for the analyses:
-:func:`irviz.lint.runner.lint_target` walks :data:`LAYERS` (``--mode export``:
-:data:`EXPORT_LAYERS`), each layer's ``run(ctx)`` reading and writing one
+:func:`irviz.lint.runner.lint_target` walks :data:`STEPS` (``--mode export``:
+:data:`EXPORT_STEPS`), each layer's ``run(ctx)`` reading and writing one
 :class:`~.context.LayerContext`. The order is the findings' order, which de-duplication
 relies on (the first layer to report a rule on a line makes the finding, later ones add
 their name to its ``layers``).
@@ -41,8 +41,11 @@ from .context import LayerContext
 
 
 @dataclass(frozen=True)
-class Layer:
-    """One detection step: ``run(ctx)``, when the run has what ``needs`` names."""
+class Step:
+    """One row of the run order: a detection layer's ``run(ctx)`` (a layer may be several
+    steps: verify runs, then settles), when the run has what ``needs`` names. "Layer"
+    means one thing: a way of detecting, a module here, and the tag a finding carries
+    (:data:`irviz.lint.diagnostic.LAYERS`)."""
 
     name: str
     run: Callable[[LayerContext], None]
@@ -53,30 +56,29 @@ class Layer:
     runs_model: bool = False
 
 
-LAYERS: tuple[Layer, ...] = (
-    Layer("source facts", source.facts),
-    Layer("capture", capture.run, runs_model=True),
-    Layer("run error", scripting.run_error, needs=("capture_error",), runs_model=True),
-    Layer("trace failed", scripting.trace_failed, needs=("trace_error", "source facts")),
-    Layer("not scriptable", scripting.not_scriptable, needs=("script_error",)),
-    Layer("source", source.report, needs=("source facts",)),
-    Layer("tracer", tracer.run, needs=("trace warnings",)),
-    Layer("ir", ir.run, needs=("trace", "trace_graph")),
-    Layer("certain", certainties.run, needs=("trace", "trace_graph")),
-    Layer("divergence", divergence.run, needs=("trace", "trace_graph", "script_graph")),
-    Layer("retrace", retrace.run, needs=("trace", "trace_graph"), runs_model=True),
-    Layer("hazards", hazards.run, needs=("graph",)),
-    Layer("traced submodules", scripting.traced_submodules, needs=("script_graph",)),
+STEPS: tuple[Step, ...] = (
+    Step("source facts", source.facts),
+    Step("capture", capture.run, runs_model=True),
+    Step("run error", scripting.run_error, needs=("capture_error",), runs_model=True),
+    Step("trace failed", scripting.trace_failed, needs=("trace_error", "source facts")),
+    Step("not scriptable", scripting.not_scriptable, needs=("script_error",)),
+    Step("source", source.report, needs=("source facts",)),
+    Step("tracer", tracer.run, needs=("trace warnings",)),
+    Step("ir", ir.run, needs=("trace", "trace_graph")),
+    Step("certain", certainties.run, needs=("trace", "trace_graph")),
+    Step("divergence", divergence.run, needs=("trace", "trace_graph", "script_graph")),
+    Step("retrace", retrace.run, needs=("trace", "trace_graph"), runs_model=True),
+    Step("hazards", hazards.run, needs=("graph",)),
+    Step("traced submodules", scripting.traced_submodules, needs=("script_graph",)),
     # every finding is made by now: the variants confirm some, the rest get their verdict,
     # and only then is the evidence weighed (a library finding a counterexample confirms
     # stays)
-    Layer("verify", verify.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
-    Layer("settle", verify.settle, needs=("findings",)),
-    Layer("weigh", weigh.run, needs=("findings",)),
-    Layer("call sites", call_sites.run, needs=("trace", "findings")),
+    Step("verify", verify.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
+    Step("settle", verify.settle, needs=("findings",)),
+    Step("weigh", weigh.run, needs=("findings",)),
+    Step("call sites", call_sites.run, needs=("trace", "findings")),
     # last: only the findings still reported are worth a fix
-    Layer("remedy", remedy.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
+    Step("remedy", remedy.run, needs=("trace", "trace_graph", "findings"), runs_model=True),
 )
 #: ``--mode export``: the migration rules take the place of every other layer
-EXPORT_LAYERS: tuple[Layer, ...] = (Layer("export", export.run, runs_model=True),)
-LAYER_NAMES = tuple(layer.name for layer in LAYERS)
+EXPORT_STEPS: tuple[Step, ...] = (Step("export", export.run, runs_model=True),)

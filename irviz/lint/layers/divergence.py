@@ -1,9 +1,9 @@
 """The ``script-vs-trace`` layer: control flow and dynamic values the scripted graph keeps
-but the trace froze (:mod:`irviz.analyses.graph_diff`).
+but the trace froze (:mod:`irviz.analyses.divergence`).
 """
 from __future__ import annotations
 
-from ...analyses.graph_diff import script_trace_divergence
+from ...analyses.divergence import script_trace_divergence
 from ..rules.tracing import TraceScriptDivergence
 from .context import LayerContext, TargetRun, code_at, Findings, RanLines, split_where
 

@@ -3,7 +3,7 @@
 """
 from __future__ import annotations
 
-from ...analyses.graph_diff import first_divergence
+from ...analyses.divergence import first_divergence
 from ...frontends.inputs import parse_dynamic_dims
 from ...frontends.retrace import retrace
 from ..rules.tracing import ShapeSpecializedTrace

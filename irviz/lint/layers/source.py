@@ -36,15 +36,15 @@ def _ast_layer(target, run: TargetRun) -> list:
 
 
 #: The evidence each source-layer rule family takes from a run of the model's Python:
-#: tracing pitfalls (IRV1xx, :data:`irviz.lint.source.checks_tracing.RULES`) exist only in
+#: tracing pitfalls (IRV1xx, :data:`irviz.lint.source.detect_tracing.RULES`) exist only in
 #: code the trace runs, so code that did not run in the capture is not evidence of one (a
 #: declaration, a parameter or ``global``, ran when its function did: the finding names its
 #: function's lines). Fork/wait (IRV2xx) and scripting (IRV3xx) findings stand without it:
 #: TorchScript compiles both branches of an ``if``, taken or not.
 def _needs_run_evidence() -> frozenset:
-    from ..source import checks_tracing
+    from ..source import detect_tracing
 
-    return frozenset(checks_tracing.RULES)
+    return frozenset(detect_tracing.RULES)
 
 
 def _report_source(facts: list, ran: RanLines | None, findings: Findings,

@@ -8,7 +8,7 @@ carries to the gate (docs/lint.md: the evidence ladder).
    decision was on every run (:mod:`irviz.frontends.decisions`). Counterexamples are
    taken simplest first. A mode, argument or state counterexample proves the findings
    resting on that decision directly; for the others a second trace on it is matched
-   against the first (:func:`irviz.analyses.graph_diff.canonical`, the order
+   against the first (:func:`irviz.analyses.divergence.canonical`, the order
    ``check_trace`` compares in), and the lines the two runs did not share are read too;
    the statement deciding whether the first diverging line runs
    (:func:`irviz.lint.source.statements.deciding_lines`), or the one around it whose
@@ -31,7 +31,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from ...analyses.graph_diff import canonical
+from ...analyses.divergence import canonical
 from ...config import variants_for
 from ...errors import InputsError
 from ...frontends.inputs import ExampleInputs, parse_dynamic_dims, resolve_inputs
@@ -301,7 +301,7 @@ def _in_files(lines, files: set[str]) -> list[tuple[str, int]]:
 
 
 def _exact(G) -> list[tuple]:
-    """:func:`~irviz.analyses.graph_diff.canonical` with float constants kept: a value
+    """:func:`~irviz.analyses.divergence.canonical` with float constants kept: a value
     the trace baked (``x.max().item()``) differs only there."""
     out = []
     for kind, source, _consts, node in canonical(G):

@@ -8,21 +8,21 @@ and of everything it calls in user code, and reports each pitfall as a
   analysis: tensor, size, metadata, future, ...);
 * :mod:`.checker` walks each function and positions what the checks report;
 * the checks judge, one module per rule family, each reporting rule classes from
-  :mod:`irviz.lint.rules`: :mod:`.checks_tracing` (IRV1xx),
-  :mod:`.checks_fork_wait` (IRV2xx), :mod:`.checks_scripting` (IRV3xx).
+  :mod:`irviz.lint.rules`: :mod:`.detect_tracing` (IRV1xx),
+  :mod:`.detect_fork_wait` (IRV2xx), :mod:`.detect_scripting` (IRV3xx).
 """
 from __future__ import annotations
 
 from typing import Any
 
 from ..registry import Rule
-from . import checks_fork_wait, checks_scripting, checks_tracing
+from . import detect_fork_wait, detect_scripting, detect_tracing
 from .checker import Checks, FunctionChecker, SourceFinding
 from .inference import CallGraph
 
 __all__ = ["RULES", "SourceFinding", "source_findings"]
 
-_FAMILIES = (checks_tracing, checks_fork_wait, checks_scripting)
+_FAMILIES = (detect_tracing, detect_fork_wait, detect_scripting)
 _CHECKS = Checks.of(*_FAMILIES)
 #: every rule this layer can report
 RULES: tuple[type[Rule], ...] = tuple(r for family in _FAMILIES for r in family.RULES)

@@ -1,7 +1,7 @@
 """Walk one function body, run the checks on its nodes, record what they report.
 
 Knowing what a name holds is :mod:`.inference`'s job and judging it is the checks'
-(``checks_*.py``, one module per rule family); this module is the machinery between
+(``detect_*.py``, one module per rule family); this module is the machinery between
 them, so that neither has to walk a tree or compute a column. It visits the nodes
 Python evaluates when the function runs (a nested ``def``/``lambda``/``class`` body
 only where the walk reaches it directly), tells the checks whether an expression is

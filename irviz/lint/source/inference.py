@@ -1,6 +1,6 @@
 """What a name holds in the model's source: the knowing half of the AST layer.
 
-Nothing here judges code and nothing is executed; the checks (``checks_*.py``) ask
+Nothing here judges code and nothing is executed; the checks (``detect_*.py``) ask
 these questions and decide what is a finding. Two things are known:
 
 * which functions a model runs (:class:`CallGraph`): ``forward``, every method of

@@ -1,6 +1,6 @@
 """IRV150: the trace freezes ``x.device`` and ``x.dtype`` (CPU and float32 here); the
 scripted graph reads them (``prim::device``, ``prim::dtype``) on every call."""
-# irviz-lint-xfail: prim::device/prim::dtype carry no source range in the scripted graph, so graph_diff skips them (false negative)
+# irviz-lint-xfail: prim::device/prim::dtype carry no source range in the scripted graph, so analyses/divergence.py skips them (false negative)
 import torch
 
 
