@@ -51,6 +51,8 @@ demo: setup
 	$(IRVIZ) report samples/lstm_ensemble.py:LSTMEnsemble --format html -o $(DEMO)/parallelism.html
 	$(IRVIZ) lint samples/ --exit-zero -o $(DEMO)/lint.txt
 	$(IRVIZ) lint samples/ --exit-zero --format sarif -o $(DEMO)/lint.sarif
+	$(IRVIZ) trace samples/decision_gate.py:MyCell -o $(DEMO)/archive/MyCell.pt
+	$(IRVIZ) trace samples/rnn_loop.py:MyRNNLoop -o $(DEMO)/archive/MyRNNLoop.pt
 	@echo "demo pictures are in $(DEMO)/"
 
 test: setup
