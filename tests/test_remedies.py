@@ -148,7 +148,9 @@ def test_an_applied_remedy_traces_what_the_model_computes(path, name, remedy):
     with torch.no_grad():
         plain = torch.jit.trace(model, (example,), check_trace=False)
         assert not torch.allclose(plain(other), model(other))
+        kinds = [type(m) for m in model.modules()]
         with applied(Target(name, model, "module", name, path, None), [remedy]):
             fixed = torch.jit.trace(model, (example,), check_trace=False)
+        assert [type(m) for m in model.modules()] == kinds   # taken off again
         torch.testing.assert_close(fixed(other), model(other))
         torch.testing.assert_close(fixed(example), model(example))

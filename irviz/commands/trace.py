@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import io
 import os
-import warnings
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -231,39 +230,21 @@ class _Tracer:
     def _remedied(self, run, t: TraceResult):
         """The model traced (or scripted whole) with every remedy applied, and the
         variants it is checked on."""
-        import torch
-
         from ..frontends import remedies
-        from ..frontends.capture import capture
         from ..frontends.inputs import ExampleInputs
-        from ..frontends.variants import variants
-        from ..frontends.verification import Preserved
 
         first, before = run.trace, run.verification
-        model = self.target.obj
         passing = [d.evidence.variant for d in t.findings
                    if d.remedy is not None and d.remedy.kind == "pass-argument"]
         inputs = first.inputs
         if passing and before is not None and not _whole(t.remedies):
             inputs = remedies.inputs_for(first, before, passing)
-        with warnings.catch_warnings(), Preserved(model), \
-                remedies.applied(self.target, t.remedies):
-            warnings.simplefilter("ignore")
-            if _whole(t.remedies):
-                fixed = replace(first, compiled=torch.jit.script(model), _make_compiled=None,
-                                trace_graph=None)
-            else:
-                fixed = capture(self.target, "trace", inputs, lines=False)
-                fixed.scripted  # noqa: B018 - made now, while the remedies are applied
+        fixed = remedies.retraced(first, remedies.applied(self.target, t.remedies), inputs,
+                                  whole=_whole(t.remedies))
         self._archive_inputs = inputs if _whole(t.remedies) else ExampleInputs(inputs.flat)
         evaluated = any(r.kind == "eval" for r in t.remedies)
-        if inputs is not first.inputs:   # other example inputs: their own variants
-            tried = variants(inputs, inputs.names(model), {}, 16)
-        elif before is not None:
-            tried = [o.variant for o in before.valid
-                     if not (evaluated and o.variant.kind == "mode")]
-        else:
-            tried = []
+        tried = remedies.checked_on(first, before, inputs, evaluated) \
+            if before is not None or inputs is not first.inputs else []
         return fixed, tried
 
     def _compared(self, name: str, fixed, tried, t: TraceResult, random: bool) -> Check:

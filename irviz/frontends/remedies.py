@@ -35,14 +35,15 @@ from typing import Any, Callable, Iterator
 
 import torch
 
-from .capture import Capture, capture, raised, script_compiled
+from .capture import Capture, capture, script_compiled
 from .inputs import ExampleInputs
 from .records import Attempt, Remedy, SourceEdit, Target
 from .source_edits import eval_in_factory
 from .variants import Variant, variants
-from .verification import Preserved, Verification, verify
+from .verification import Preserved, Verification, error_line, verify
 
-__all__ = ["Finding", "Candidate", "search", "applied", "inputs_for", "holders"]
+__all__ = ["Finding", "Candidate", "search", "applied", "inputs_for", "holders", "retraced",
+           "checked_on"]
 
 #: submodules on the stack tried before the whole model (innermost first)
 _SUBMODULES = 3
@@ -55,7 +56,6 @@ class Finding:
 
     path: str
     line: int
-    code: str
     #: the decision it rests on (``Rule.decides``): ``mode``, ``argument``, ``value`` ...
     kind: str | None
     counterexample: str
@@ -292,44 +292,58 @@ def _compile_line(exc: BaseException) -> str:
 
 # -- verification -----------------------------------------------------------------------
 
-def _first_line(exc: BaseException) -> str:
-    name, message = raised(exc)
-    message = (message or "").strip().splitlines()
-    return f"{name}: {message[0]}"[:160] if message else name
+def retraced(first: Capture, applying: contextlib.AbstractContextManager,
+             inputs: ExampleInputs | None = None, whole: bool = False,
+             scripted: Any = None) -> Capture:
+    """``first``'s model traced again on ``inputs`` (default: the first trace's) inside
+    ``applying`` (the remedies put on the model, taken off after: the TracedModule is made
+    while they are on, and a scripted submodule lives on in it); ``whole``: the model
+    scripted instead (``scripted``, when it is already), run as the trace is."""
+    model = first.target.obj
+    with warnings.catch_warnings(), Preserved(model):
+        warnings.simplefilter("ignore")
+        with applying:
+            if whole:
+                return replace(first, compiled=scripted or script_compiled(model),
+                               _make_compiled=None, trace_graph=None)
+            fixed = capture(first.target, "trace", inputs or first.inputs, lines=False)
+            fixed.scripted  # noqa: B018 - made now, while the remedies are applied
+    return fixed
+
+
+def checked_on(first: Capture, before: Verification, inputs: ExampleInputs | None = None,
+               eval_mode: bool = False) -> list[Variant]:
+    """The variants a remedied trace is checked on: the valid ones of ``before`` (in eval
+    mode, not the mode variants: every run is in eval mode), or, for other example
+    inputs (an argument passed), their own."""
+    if inputs is not None and inputs is not first.inputs:
+        return variants(inputs, inputs.names(first.target.obj), {}, 16)
+    return [o.variant for o in before.valid if not (eval_mode and o.variant.kind == "mode")]
 
 
 def _traced(first: Capture, candidate: Candidate, scripted: Any = None) -> Capture:
-    """The model traced again with ``candidate`` applied (the TracedModule made while it
-    is: a scripted submodule lives on in it after the swap is undone); for the whole
-    model scripted, ``scripted`` when the lint scripted it already."""
-    model = first.target.obj
-    inputs = candidate.inputs or first.inputs
-    with warnings.catch_warnings(), Preserved(model):
-        warnings.simplefilter("ignore")
-        try:
-            if candidate.whole:
-                return replace(first, compiled=scripted or script_compiled(model),
-                               _make_compiled=None, trace_graph=None)
-            applying = candidate.apply(model)   # a scripted submodule compiles here
-        except Exception as exc:  # noqa: BLE001 - torch.jit.script's refusal, in its words
-            raise CompileError(_compile_line(exc)) from None
-        with applying:
-            fixed = capture(first.target, "trace", inputs, lines=False)
-            fixed.scripted  # noqa: B018 - made now, while the remedy is applied
-    return fixed
+    """The model traced again with ``candidate`` applied; for the whole model scripted,
+    ``scripted`` when the lint scripted it already. A candidate torch.jit.script refuses
+    raises :class:`CompileError`."""
+    try:
+        if candidate.whole:
+            scripted = scripted or script_compiled(first.target.obj)
+            applying = contextlib.nullcontext()
+        else:
+            applying = candidate.apply(first.target.obj)   # a scripted submodule compiles here
+    except Exception as exc:  # noqa: BLE001 - torch.jit.script's refusal, in its words
+        raise CompileError(_compile_line(exc)) from None
+    return retraced(first, applying, candidate.inputs, candidate.whole, scripted)
 
 
 def _checked(first: Capture, fixed: Capture, candidate: Candidate, finding: Finding,
              before: Verification, random: bool, threads: int | None = None
              ) -> tuple[int, str | None]:
     """``(inputs matched, why not)``: the remedied trace against the model's Python."""
-    if candidate.inputs is not None:   # other example inputs: their own variants
-        obj = first.target.obj
-        tried = variants(candidate.inputs, candidate.inputs.names(obj), {}, 16)
+    tried = checked_on(first, before, candidate.inputs, candidate.eval_mode)
+    if candidate.inputs is not None:   # other example inputs: every one of theirs
         must = {v.change for v in tried}
     else:
-        tried = [o.variant for o in before.valid
-                 if not (candidate.eval_mode and o.variant.kind == "mode")]
         must = {o.variant.change for o in before.valid if not o.counterexample}
         must.add(finding.counterexample)
     context = _in_eval(first.target.obj) if candidate.eval_mode else contextlib.nullcontext()
@@ -383,7 +397,7 @@ def _attempt(first: Capture, candidate: Candidate, finding: Finding, before: Ver
     except CompileError as exc:
         return None, Attempt(code, f"does not compile: {exc}")
     except Exception as exc:  # noqa: BLE001 - the candidate's failure, said in its words
-        return None, Attempt(code, f"the trace fails: {_first_line(exc)}")
+        return None, Attempt(code, f"the trace fails: {error_line(exc)}")
     matched, why = _checked(first, fixed, candidate, finding, before, random, threads)
     if why is not None:
         return None, Attempt(code, why)
@@ -392,12 +406,17 @@ def _attempt(first: Capture, candidate: Candidate, finding: Finding, before: Ver
 
 # -- applied together -------------------------------------------------------------------
 
-def applied(target: Target, remedies: list[Remedy]) -> contextlib.ExitStack:
+@contextlib.contextmanager
+def applied(target: Target, remedies: list[Remedy]) -> Iterator[None]:
     """Every remedy of ``remedies`` that changes the model put on ``target.obj`` (a
-    submodule scripted in place, a function rebound, eval mode), taken off on exit.
-    ``pass-argument`` changes the inputs, not the model (:func:`inputs_for`)."""
-    stack = contextlib.ExitStack()
-    model = target.obj
+    submodule scripted in place, a function rebound, eval mode) on entry, taken off on
+    exit. ``pass-argument`` changes the inputs, not the model (:func:`inputs_for`)."""
+    with contextlib.ExitStack() as stack:
+        _apply_all(stack, target.obj, remedies)
+        yield
+
+
+def _apply_all(stack: contextlib.ExitStack, model: Any, remedies: list[Remedy]) -> None:
     for remedy in remedies:
         if remedy.kind == "eval":
             stack.enter_context(_in_eval(model))
@@ -411,7 +430,6 @@ def applied(target: Target, remedies: list[Remedy]) -> contextlib.ExitStack:
                 fn = getattr(fn, part)
             script_compiled(fn)
             stack.enter_context(_rebound(fn, torch.jit.script_if_tracing(fn)))
-    return stack
 
 
 def inputs_for(first: Capture, before: Verification, counterexamples: list[str]

@@ -32,7 +32,7 @@ from .inputs import ExampleInputs
 from .variants import SECOND_CALL, Variant
 
 __all__ = ["Outcome", "Verification", "Preserved", "verify", "retrace_on", "lines_run",
-           "intra_op_threads"]
+           "intra_op_threads", "error_line"]
 
 #: (rtol, atol) per float dtype of an output: what a second run of the same ops may differ by
 TOLERANCE = {torch.float64: (1e-7, 1e-9), torch.float32: (1e-4, 1e-5),
@@ -114,7 +114,7 @@ def _leaves(value: Any, name: str = "") -> list[tuple[str, Any]]:
     return [(name, value)]
 
 
-def _first_line(exc: BaseException) -> str:
+def error_line(exc: BaseException) -> str:
     """The user-facing line of an error (``RuntimeError: expected scalar type Double but
     found Float``), TorchScript's re-raised ones included."""
     name, message = raised(exc)
@@ -304,7 +304,7 @@ def verify(first: Capture, variants: list[Variant], random: bool = False,
             output, difference = _differs(_run_trace(first, first.inputs), want,
                                           _output_names(first), False)
         except Exception as exc:  # noqa: BLE001 - the model's own error
-            result.note = f"the trace does not run on its own example inputs: {_first_line(exc)}"
+            result.note = f"the trace does not run on its own example inputs: {error_line(exc)}"
             result.seconds = time.perf_counter() - started
             return result
         if recorder is not None:
@@ -341,13 +341,13 @@ def _compared(first: Capture, variant: Variant, shapes_only: bool,
     try:
         want = _run_model(first, variant.inputs, recorder, variant)
     except Exception as exc:  # noqa: BLE001 - not a valid input of this model
-        return Outcome(variant, valid=False, error=_first_line(exc))
+        return Outcome(variant, valid=False, error=error_line(exc))
     names = _output_names(first)
     try:
         got = _run_trace(first, variant.inputs)
     except Exception as exc:  # noqa: BLE001 - the trace breaks where the model runs
         return Outcome(variant, valid=True, counterexample=True,
-                       difference=f"the trace raises \"{_first_line(exc)}\"; the model runs")
+                       difference=f"the trace raises \"{error_line(exc)}\"; the model runs")
     if variant.kind == "argument" and first.adapter is not None:
         return Outcome(variant, valid=True)  # outputs not flattened alike: not compared
     output, difference = _differs(got, want, names, shapes_only)

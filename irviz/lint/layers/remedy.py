@@ -26,7 +26,7 @@ def run(ctx: LayerContext) -> None:
             if d.evidence is None or d.evidence.verdict != "counterexample" \
                     or d.evidence.variant is None:
                 continue
-            finding = Finding(os.path.abspath(d.path), d.line, d.code, kinds.get(key),
+            finding = Finding(os.path.abspath(d.path), d.line, kinds.get(key),
                               d.evidence.variant)
             remedy, failed = search(ctx.run.trace, finding, before, random, tried,
                                     ctx.workspace.captured(ctx.target, "script"),
