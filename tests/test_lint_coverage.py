@@ -158,3 +158,16 @@ def test_the_recorder_reads_sides_trip_counts_and_values(tmp_path):
                       for line, d in zip((2, 4, 6), decisions)})
     assert taken == [{2: "true", 4: "3 iterations", 6: "int(n * 2)=6"},
                      {2: "false", 4: "0 iterations", 6: "int(n * 2)=0"}]
+
+
+@pytest.mark.parametrize("statement, kind", [
+    ("if x.is_cuda:", "machine"),
+    ("if torch.cuda.is_available():", "machine"),
+    # torchvision's batched_nms: the number of boxes decides too, so a variant can flip it
+    ('if boxes.numel() > (4000 if boxes.device.type == "cpu" else 100_000):', "size"),
+    ("if x.dim() == 2 and x.is_cuda:", "rank"),
+])
+def test_the_machine_decides_alone_only_when_nothing_else_is_read(statement, kind):
+    from irviz.lint.rules.tracing import reads
+
+    assert reads(statement, "value") == kind
